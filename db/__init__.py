@@ -1,0 +1,1 @@
+"""physgrade's SQL schema: numbered migrations applied in order by physgrade.project."""

@@ -1,0 +1,178 @@
+"""The ``physgrade`` command line: one small function per command over the core modules."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator, Sequence
+
+from physgrade import __version__, formats
+from physgrade.demo import build_demo, default_demo_path
+from physgrade.exporter import export_kind
+from physgrade.formats import FormatError, ImportErrors
+from physgrade.importer import import_file
+from physgrade.project import Project, ProjectError
+from physgrade.queries import COUNTED, project_info
+from physgrade.rubric import ScoreError
+from physgrade.tasks import Cancelled, Task
+
+
+class CommandError(Exception):
+    """A failure to report on one line of stderr, with a non-zero exit."""
+
+
+@contextmanager
+def progress_task() -> Iterator[Task]:
+    """A Task that draws a progress bar on stderr (hidden when stderr is not a terminal)."""
+    from tqdm import tqdm  # imported here: quick commands need no progress bar
+    bar = tqdm(total=0, unit="rec", disable=None, leave=False, file=sys.stderr)
+
+    def show(done: int, total: int | None, stage: str) -> None:
+        bar.set_description(stage)
+        if total is not None and bar.total != total:
+            bar.reset(total=total)
+        bar.n = done
+        bar.refresh()
+
+    try:
+        yield Task(show)
+    finally:
+        bar.close()
+
+
+def cmd_init(args: argparse.Namespace) -> None:
+    Project.create(args.db).close()
+    print(f"created {args.db}")
+
+
+def cmd_import(args: argparse.Namespace) -> None:
+    mapping = formats.parse_mapping(args.map or [])
+    with Project.open(args.db) as project, progress_task() as task:
+        result = import_file(project, args.file, args.kind, mapping, task)
+    print(result.summary())
+
+
+def cmd_export(args: argparse.Namespace) -> None:
+    with Project.open(args.db) as project:
+        count = export_kind(project, args.kind, args.out)
+    print(f"wrote {count} {args.kind} records to {args.out}")
+
+
+def cmd_info(args: argparse.Namespace) -> None:
+    with Project.open(args.db) as project:
+        info = project_info(project)
+    if args.json:
+        print(json.dumps(info.as_dict(), indent=2, ensure_ascii=False))
+        return
+    print(f"{info.path} (schema {info.schema_version})")
+    for table, label in COUNTED.items():
+        print(f"  {label:<20} {info.counts[table]:>9,}")
+    print(f"  {'template-compliant':<20} {info.compliant_responses:>9,}")
+    print(f"  {'graded by a person':<20} {info.graded_responses:>9,}  "
+          f"({info.graded_share:.1%} of responses)")
+    if info.models:
+        print("models:")
+        for model, count in info.models.items():
+            print(f"  {model:<28} {count:>7,} responses")
+    if info.raters:
+        print("raters:")
+        for rater in info.raters:
+            version = f" [{rater.prompt_version}]" if rater.prompt_version else ""
+            print(f"  {rater.name + version:<28} {rater.kind:<6} {rater.responses:>7,} scored")
+
+
+def cmd_demo(args: argparse.Namespace) -> None:
+    path = Path(args.db) if args.db else default_demo_path()
+    with progress_task() as task:
+        results = build_demo(path, task)
+    added = sum(r.added for r in results)
+    print(f"demo project: {path} ({added} records added)" if added else f"demo project: {path}")
+    if not args.no_gui:
+        _open_gui(path)
+
+
+def cmd_gui(args: argparse.Namespace) -> None:
+    _open_gui(Path(args.db) if args.db else None)
+
+
+def _open_gui(path: Path | None) -> None:
+    try:
+        from physgrade_ui.app import run
+    except ImportError as exc:
+        raise CommandError(f"the desktop app cannot start: {exc}") from exc
+    raise SystemExit(run(path))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="physgrade", description="Grade language-model physics solutions with the P-REFS "
+                                      "rubric, and audit LLM judges.")
+    parser.add_argument("--version", action="version", version=f"physgrade {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="list every problem an import finds, not only the first")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("init", help="create an empty project file")
+    p.add_argument("db", help="path of the new project file (e.g. study.physgrade)")
+    p.set_defaults(func=cmd_init)
+
+    p = sub.add_parser("import", help="import a JSON Lines, JSON or CSV file (all or nothing)")
+    p.add_argument("db")
+    p.add_argument("file")
+    p.add_argument("--kind", required=True, choices=formats.KINDS)
+    p.add_argument("--map", action="append", metavar="SRC=DST",
+                   help="rename a field of the file to physgrade's (repeatable); DST may be "
+                        "nested, e.g. --map A=options.A")
+    p.set_defaults(func=cmd_import)
+
+    p = sub.add_parser("export", help="export records as JSON Lines (or CSV for .csv)")
+    p.add_argument("db")
+    p.add_argument("--kind", required=True, choices=formats.KINDS)
+    p.add_argument("--out", required=True, help="output file (.jsonl or .csv)")
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("info", help="counts, models, raters and graded share")
+    p.add_argument("db")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_info)
+
+    p = sub.add_parser("demo", help="create (or reopen) the bundled demo project and open it")
+    p.add_argument("--db", help="where to keep the demo project (default: your data folder)")
+    p.add_argument("--no-gui", action="store_true", help="only create it; do not open the app")
+    p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("gui", help="open the desktop app")
+    p.add_argument("db", nargs="?")
+    p.set_defaults(func=cmd_gui)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command is None:
+        args = build_parser().parse_args(["gui"])
+    try:
+        args.func(args)
+    except ImportErrors as exc:
+        print(f"physgrade: import refused, nothing changed: {exc}", file=sys.stderr)
+        if args.verbose:
+            for error in exc.errors[1:]:
+                print(f"  also: {error}", file=sys.stderr)
+        return 1
+    except (Cancelled, KeyboardInterrupt):
+        print("physgrade: cancelled, nothing changed", file=sys.stderr)
+        return 130
+    except FormatError as exc:
+        print(f"physgrade: import refused, nothing changed: {exc}", file=sys.stderr)
+        return 1
+    except (ProjectError, ScoreError, CommandError, ValueError, OSError) as exc:
+        print(f"physgrade: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

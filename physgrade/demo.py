@@ -1,0 +1,37 @@
+"""The bundled demo project: a small, original data set that exercises every screen and report."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+import platformdirs
+
+from physgrade.importer import ImportResult, import_file
+from physgrade.project import Project
+from physgrade.tasks import Task
+
+#: Import order matters: each kind refers to the ones before it.
+DEMO_FILES = (("questions", "questions.jsonl"), ("responses", "responses.jsonl"),
+              ("verdicts", "verdicts.jsonl"), ("grades", "grades.jsonl"),
+              ("judge_reviews", "judge_reviews.jsonl"), ("bloom", "bloom.jsonl"))
+
+
+def demo_data_dir() -> Path:
+    return Path(str(resources.files("physgrade_resources") / "demo"))
+
+
+def default_demo_path() -> Path:
+    return Path(platformdirs.user_data_dir("physgrade")) / "demo.physgrade"
+
+
+def build_demo(path: Path, task: Task | None = None) -> list[ImportResult]:
+    """Create the demo project at ``path``, or bring an existing one up to date.
+
+    An existing demo keeps the work done in it: the imports are idempotent.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    project = Project.open(path) if path.exists() else Project.create(path)
+    with project:
+        return [import_file(project, demo_data_dir() / name, kind, task=task)
+                for kind, name in DEMO_FILES]

@@ -1,0 +1,465 @@
+"""Importing exchange files into a project: all or nothing, idempotent, with located errors.
+
+An import reads and checks the whole file first (every problem is reported with its file, line
+and field), then writes everything in one transaction. A record identical to what the project
+holds is counted as unchanged; a record that contradicts it is an error, never a silent
+overwrite of expert work. The same file imported twice adds nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from physgrade import formats, taxonomy
+from physgrade.formats import FormatError, ImportErrors, Record
+from physgrade.project import Project, now_iso
+from physgrade.rubric import RUBRICS, rubric_for_kind
+from physgrade.tasks import Task
+from physgrade.template import parse_solution
+
+MAX_ERRORS = 20
+_BATCH = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class ImportResult:
+    kind: str
+    file_name: str
+    records: int
+    added: int
+    unchanged: int
+    already_imported: bool = False
+
+    def summary(self) -> str:
+        if self.already_imported:
+            return (f"{self.file_name}: this exact file was imported before as {self.kind}; "
+                    "nothing to add")
+        return (f"{self.file_name}: {self.records} {self.kind} records, {self.added} added, "
+                f"{self.unchanged} already present")
+
+
+@dataclass(slots=True)
+class Row:
+    """A row to insert, identified by ``key`` (primary-key columns) within ``table``."""
+
+    table: str
+    key: dict[str, Any]
+    values: dict[str, Any]
+    stamps: dict[str, Any] = field(default_factory=dict)  # written but never compared
+
+
+@dataclass(slots=True)
+class Entry:
+    """What one record becomes: the rows it writes (compared and written as a group)."""
+
+    record: Record
+    identity: tuple
+    rows: list[Row]
+    raters: list[tuple[str, str, str]] = field(default_factory=list)  # (name, kind, version)
+
+
+def import_file(project: Project, path: str | Path, kind: str,
+                mapping: Mapping[str, str] | None = None, task: Task | None = None) -> ImportResult:
+    """Import one file of ``kind`` (see :data:`physgrade.formats.KINDS`) into ``project``.
+
+    Raises :class:`~physgrade.formats.FormatError` or :class:`~physgrade.formats.ImportErrors`
+    for bad input and :class:`~physgrade.tasks.Cancelled` if cancelled; in every such case the
+    project is exactly as before.
+    """
+    if kind not in formats.KINDS:
+        raise ValueError(f"unknown kind {kind!r}; use one of {', '.join(formats.KINDS)}")
+    task = task or Task()
+    task.report(0, None, "reading")
+    source = formats.read_file(path, mapping)
+    if project.conn.execute("SELECT 1 FROM imports WHERE sha256 = ? AND kind = ?",
+                            (source.sha256, kind)).fetchone():
+        return ImportResult(kind, source.name, len(source.records), 0, 0, already_imported=True)
+    context = _Context(project)
+    builder = _BUILDERS[kind]
+    entries: list[Entry] = []
+    errors: list[FormatError] = []
+    seen: dict[tuple, int] = {}
+    total = len(source.records)
+    for number, record in enumerate(source.records):
+        if number % _BATCH == 0:
+            task.report(number, total, "checking")
+        try:
+            entry = builder(record, context)
+            first = seen.setdefault(entry.identity, record.line)
+            if first != record.line:
+                raise record.error(None, f"duplicate of line {first} "
+                                         f"({', '.join(map(str, entry.identity))})")
+            entries.append(entry)
+        except FormatError as exc:
+            errors.append(exc)
+            if len(errors) >= MAX_ERRORS:
+                break
+    if not errors and kind == "questions":
+        errors = _check_variants(entries, context)
+    if errors:
+        raise ImportErrors(errors)
+    task.report(total, total, "checking")
+    return _write(project, source, kind, entries, mapping, task)
+
+
+def _write(project: Project, source: formats.SourceFile, kind: str, entries: list[Entry],
+           mapping: Mapping[str, str] | None, task: Task) -> ImportResult:
+    conn = project.conn
+    with project.transaction():
+        rater_ids = {}
+        for entry in entries:
+            for name, rater_kind, version in entry.raters:
+                if (name, version) not in rater_ids:
+                    try:
+                        rater_ids[name, version] = project.rater_id(name, rater_kind, version)
+                    except Exception as exc:
+                        raise entry.record.error(None, str(exc)) from None
+        added = _new_entries(conn, entries, rater_ids)
+        by_table: dict[str, list[Row]] = {}
+        for entry in added:
+            for row in entry.rows:
+                _resolve_raters(row, rater_ids)
+                by_table.setdefault(row.table, []).append(row)
+        done = 0
+        total = sum(len(rows) for rows in by_table.values())
+        for table, rows in by_table.items():
+            columns = list(rows[0].key) + list(rows[0].values) + list(rows[0].stamps)
+            sql = (f"INSERT INTO {table} ({', '.join(columns)}) "
+                   f"VALUES ({', '.join('?' * len(columns))})")
+            for start in range(0, len(rows), _BATCH * 5):
+                task.report(done, total, "writing")
+                batch = rows[start:start + _BATCH * 5]
+                try:
+                    conn.executemany(sql, ([*r.key.values(), *r.values.values(),
+                                            *r.stamps.values()] for r in batch))
+                except sqlite3.IntegrityError as exc:
+                    raise FormatError(source.name, None, None, f"rejected by the project: "
+                                                               f"{exc}") from None
+                done += len(batch)
+        task.report(total, total, "writing")
+        conn.execute("INSERT INTO imports (file_name, sha256, kind, mapping, imported_at, added, "
+                     "unchanged) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                     (source.name, source.sha256, kind, json.dumps(dict(mapping or {})),
+                      now_iso(), len(added), len(entries) - len(added)))
+    return ImportResult(kind, source.name, len(entries), len(added), len(entries) - len(added))
+
+
+def _resolve_raters(row: Row, rater_ids: dict[tuple[str, str], int]) -> None:
+    """Replace (name, version) placeholders in a row's key with rater ids."""
+    for column, value in row.key.items():
+        if isinstance(value, _RaterRef):
+            row.key[column] = rater_ids[value.name, value.version]
+
+
+def _new_entries(conn: sqlite3.Connection, entries: list[Entry],
+                 rater_ids: dict[tuple[str, str], int]) -> list[Entry]:
+    """Entries not yet in the project; identical ones are skipped, conflicting ones refused."""
+    tables = {row.table for entry in entries for row in entry.rows}
+    populated = {t for t in tables if conn.execute(f"SELECT 1 FROM {t} LIMIT 1").fetchone()}
+    if not populated:
+        return entries
+    fresh = []
+    errors: list[FormatError] = []
+    for entry in entries:
+        present, differing = 0, None
+        for row in entry.rows:
+            if row.table not in populated:
+                continue
+            key = {c: (rater_ids[v.name, v.version] if isinstance(v, _RaterRef) else v)
+                   for c, v in row.key.items()}
+            where = " AND ".join(f"{c} = ?" for c in key)
+            stored = conn.execute(f"SELECT {', '.join(row.values)} FROM {row.table} "
+                                  f"WHERE {where}", list(key.values())).fetchone()
+            if stored is None:
+                continue
+            present += 1
+            for column, value in zip(row.values, stored):
+                if row.values[column] != value and differing is None:
+                    differing = (row, column, value)
+        if present == 0:
+            fresh.append(entry)
+        elif differing is None and present == len(entry.rows):
+            continue
+        else:
+            errors.append(_conflict(entry, differing))
+            if len(errors) >= MAX_ERRORS:
+                break
+    if errors:
+        raise ImportErrors(errors)
+    return fresh
+
+
+def _conflict(entry: Entry, differing: tuple[Row, str, Any] | None) -> FormatError:
+    what = ", ".join(map(str, entry.identity))
+    if differing is None:
+        return entry.record.error(None, f"{what} is partly in the project already; the record "
+                                        "does not match what is stored")
+    row, column, stored = differing
+    field_name = row.key.get("criterion", column) if row.table in {
+        "scores", "judge_review_criteria"} else column
+    return entry.record.error(str(field_name), f"{what} is already in the project with "
+                                               f"{column} = {_short(stored)}, the file says "
+                                               f"{_short(row.values[column])}; nothing was "
+                                               "changed")
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "...'"
+
+
+@dataclass(frozen=True, slots=True)
+class _RaterRef:
+    """A rater named in a record, resolved to an id inside the import transaction."""
+
+    name: str
+    version: str
+
+
+class _Context:
+    """What the checks need to know of the project, loaded lazily and once."""
+
+    def __init__(self, project: Project) -> None:
+        self.conn = project.conn
+        self._questions: dict[str, tuple[str, bool]] | None = None
+        self._responses: dict[str, tuple[str, bool]] | None = None
+        self.file_question_ids: set[str] = set()
+
+    @property
+    def questions(self) -> dict[str, tuple[str, bool]]:
+        """question id -> (kind, multiple choice)."""
+        if self._questions is None:
+            self._questions = {qid: (kind, bool(mc)) for qid, kind, mc in self.conn.execute(
+                "SELECT id, kind, options IS NOT NULL FROM questions")}
+        return self._questions
+
+    @property
+    def responses(self) -> dict[str, tuple[str, bool]]:
+        """response id -> (question kind, multiple choice)."""
+        if self._responses is None:
+            self._responses = {rid: (kind, bool(mc)) for rid, kind, mc in self.conn.execute(
+                "SELECT r.id, q.kind, q.options IS NOT NULL FROM responses r "
+                "JOIN questions q ON q.id = r.question_id")}
+        return self._responses
+
+    def response(self, record: Record, field_name: str = "response_id") -> tuple[str, str, bool]:
+        response_id = formats.id_field(record, field_name)
+        if response_id not in self.responses:
+            raise record.error(field_name, f"no response {response_id!r} in the project; import "
+                                           "the responses first")
+        return (response_id, *self.responses[response_id])
+
+    def verdict_version(self, record: Record, judge: str, response_id: str,
+                        version: str | None) -> tuple[str, str]:
+        """The prompt version and rubric of the judge verdict a review refers to."""
+        rows = self.conn.execute(
+            "SELECT r.prompt_version, a.rubric FROM assessments a JOIN raters r ON r.id = "
+            "a.rater_id WHERE r.name = ? AND r.kind = 'llm' AND a.response_id = ?",
+            (judge, response_id)).fetchall()
+        if version is not None:
+            rows = [r for r in rows if r[0] == version]
+        if not rows:
+            raise record.error("judge", f"the project has no verdict by {judge!r} on "
+                                        f"{response_id!r} to review; import the verdicts first")
+        if len(rows) > 1:
+            raise record.error("prompt_version", f"{judge!r} judged {response_id!r} with several "
+                                                 "prompt versions; say which one")
+        return rows[0]
+
+
+def _question(record: Record, context: _Context) -> Entry:
+    qid = formats.id_field(record, "id")
+    if qid is None:
+        raise record.error("id", "is required; map a field of yours to it with --map FIELD=id")
+    question = formats.text_field(record, "question", required=True)
+    kind = formats.vocabulary_field(record, "kind", taxonomy.KINDS) or "problem"
+    options = formats.options_field(record)
+    answer = formats.text_field(record, "answer")
+    if options and answer is not None:
+        answer = _option_answer(record, answer, options)
+    reference = formats.text_field(record, "reference_solution")
+    variant_of = formats.id_field(record, "variant_of", required=False)
+    if variant_of == qid:
+        raise record.error("variant_of", "a question cannot be a variant of itself")
+    values = {
+        "kind": kind,
+        "topic": formats.vocabulary_field(record, "topic", taxonomy.TOPICS, strict=False),
+        "question": question,
+        "options": json.dumps(options, ensure_ascii=False) if options else None,
+        "answer": answer,
+        "answer_type": _answer_type(record),
+        "unit": formats.text_field(record, "unit"),
+        "reference_solution": reference,
+        "bloom_cognitive": formats.vocabulary_field(record, "bloom_cognitive",
+                                                    taxonomy.BLOOM_COGNITIVE),
+        "bloom_knowledge": formats.vocabulary_field(record, "bloom_knowledge",
+                                                    taxonomy.BLOOM_KNOWLEDGE),
+        "variant_of": variant_of,
+        "region": formats.vocabulary_field(record, "region", taxonomy.REGIONS, strict=False),
+        "extra": formats.extra_fields(record, "questions"),
+    }
+    context.file_question_ids.add(qid)
+    # Parsed sections are derived data: written, but never compared with what is stored.
+    derived = {"reference_sections": parse_solution(reference).to_json() if reference else None}
+    return Entry(record, (qid,), [Row("questions", {"id": qid}, values, derived)])
+
+
+def _answer_type(record: Record) -> str | None:
+    """The answer type; one type per sub-question (a list) makes a compound answer."""
+    types = record.data.get("answer_type")
+    if isinstance(types, list) and len([t for t in types if t is not None]) > 1:
+        return "compound"
+    return formats.vocabulary_field(record, "answer_type", taxonomy.ANSWER_TYPES, strict=False)
+
+
+def _option_answer(record: Record, answer: str, options: dict[str, str]) -> str:
+    """The answer of a multiple-choice question as option letters ("B", or "A,C")."""
+    letters = [part for part in answer.upper().replace("AND", " ").replace(",", " ").replace(
+        "(", " ").replace(")", " ").replace(".", " ").split()]
+    if len(letters) == 1 and len(letters[0]) > 1 and all(ch in options for ch in letters[0]):
+        letters = list(letters[0])
+    if letters and all(letter in options for letter in letters):
+        return ",".join(sorted(set(letters)))
+    for letter, text in options.items():
+        if text.strip() == answer.strip():
+            return letter
+    raise record.error("answer", f"{answer!r} is not one of the options "
+                                 f"{', '.join(options)} (give the letter)")
+
+
+def _check_variants(entries: list[Entry], context: _Context) -> list[FormatError]:
+    known = context.file_question_ids | set(context.questions)
+    errors = []
+    for entry in entries:
+        base = entry.rows[0].values["variant_of"]
+        if base is not None and base not in known:
+            errors.append(entry.record.error("variant_of", f"no question {base!r} in this file "
+                                                           "or the project"))
+    return errors[:MAX_ERRORS]
+
+
+def _response(record: Record, context: _Context) -> Entry:
+    question_id = formats.id_field(record, "question_id")
+    if question_id not in context.questions:
+        raise record.error("question_id", f"no question {question_id!r} in the project; import "
+                                          "the questions first")
+    model = formats.id_field(record, "model")
+    text = formats.text_field(record, "response", required=False, allow_empty=True)
+    if text is None:
+        raise record.error("response", "is required but missing")
+    # Files without response ids get a stable one, so importing them again adds nothing.
+    response_id = formats.id_field(record, "id", required=False) or f"{question_id}@{model}"
+    parsed = parse_solution(text)
+    values = {"question_id": question_id, "model": model, "response": text,
+              "extra": formats.extra_fields(record, "responses")}
+    derived = {"sections": parsed.to_json(), "compliant": int(parsed.compliant)}
+    return Entry(record, (response_id,), [Row("responses", {"id": response_id}, values, derived)])
+
+
+def _assessment(record: Record, context: _Context, rater_field: str, rater_kind: str,
+                kind: str) -> Entry:
+    """A judge verdict or a person's grade: one assessment row plus a row per criterion."""
+    response_id, question_kind, multiple_choice = context.response(record)
+    rater = formats.id_field(record, rater_field)
+    version = "" if kind == "grades" else (formats.id_field(record, "prompt_version",
+                                                            required=False) or "")
+    scores = formats.score_set(record)
+    rubric_key = scores.rubric if scores.rubric == "coarse" else rubric_for_kind(question_kind).key
+    checked = formats.check_scores(record, scores, rubric_key, multiple_choice,
+                                   complete=kind == "verdicts")
+    stamp = (formats.timestamp_field(record, "graded_at") if kind == "grades" else None) \
+        or now_iso()
+    ref = _RaterRef(rater, version)
+    rows = [Row("assessments", {"rater_id": ref, "response_id": response_id,
+                                "rubric": scores.rubric},
+                {"comment": scores.comment,
+                 "extra": formats.extra_fields(record, kind, formats.COARSE_FIELDS)},
+                {"assessed_at": stamp})]
+    rows += [Row("scores", {"rater_id": ref, "response_id": response_id, "rubric": scores.rubric,
+                            "criterion": criterion},
+                 {"value": value, "note": scores.notes.get(criterion)}, {"updated_at": stamp})
+             for criterion, value in checked.items()]
+    raters = [(rater, rater_kind, version)]
+    return Entry(record, (rater, version, response_id, scores.rubric), rows, raters)
+
+
+def _verdict(record: Record, context: _Context) -> Entry:
+    return _assessment(record, context, "judge", "llm", "verdicts")
+
+
+def _grade(record: Record, context: _Context) -> Entry:
+    return _assessment(record, context, "grader", "human", "grades")
+
+
+_REVIEW_VERDICTS = {"correct": "correct", "0": "correct", "lenient": "lenient", "-1": "lenient",
+                    "strict": "strict", "1": "strict", "+1": "strict"}
+
+
+def _judge_review(record: Record, context: _Context) -> Entry:
+    response_id, _, _ = context.response(record)
+    judge = formats.id_field(record, "judge")
+    reviewer = formats.id_field(record, "reviewer")
+    asked_version = formats.id_field(record, "prompt_version", required=False)
+    version, rubric_key = context.verdict_version(record, judge, response_id, asked_version)
+    rubric = RUBRICS[rubric_key]
+    criteria = formats.object_field(record, "criteria") or {}
+    checked = {}
+    for criterion, value in criteria.items():
+        if criterion not in rubric.keys:
+            raise record.error(f"criteria.{criterion}", f"{criterion!r} is not a criterion of the "
+                                                        f"verdict's {rubric.title} rubric")
+        if value is None:
+            continue
+        if str(value).strip() not in {"0", "1", "2"}:
+            raise record.error(f"criteria.{criterion}", f"{value!r} is not 2 (agree), 1 (partly) "
+                                                        "or 0 (disagree)")
+        checked[criterion] = int(str(value).strip())
+    verdict_text = formats.text_field(record, "verdict")
+    verdict = None
+    if verdict_text is not None:
+        verdict = _REVIEW_VERDICTS.get(verdict_text.strip().lower())
+        if verdict is None:
+            raise record.error("verdict", f"{verdict_text!r} is not correct, lenient or strict")
+    if not checked and verdict is None:
+        raise record.error("criteria", "a review needs criteria, a verdict, or both")
+    reviewer_ref, judge_ref = _RaterRef(reviewer, ""), _RaterRef(judge, version)
+    stamp = now_iso()
+    key = {"reviewer_id": reviewer_ref, "judge_id": judge_ref, "response_id": response_id}
+    rows = [Row("judge_reviews", dict(key),
+                {"verdict": verdict, "extra": formats.extra_fields(record, "judge_reviews")},
+                {"updated_at": stamp})]
+    rows += [Row("judge_review_criteria", {**key, "criterion": c}, {"agreement": v},
+                 {"updated_at": stamp}) for c, v in checked.items()]
+    raters = [(reviewer, "human", ""), (judge, "llm", version)]
+    return Entry(record, (reviewer, judge, version, response_id), rows, raters)
+
+
+def _bloom(record: Record, context: _Context) -> Entry:
+    question_id = formats.id_field(record, "question_id")
+    if question_id not in context.questions:
+        raise record.error("question_id", f"no question {question_id!r} in the project")
+    annotator = formats.id_field(record, "annotator")
+    kind_text = (formats.text_field(record, "annotator_kind") or "human").strip().lower()
+    annotator_kind = {"human": "human", "person": "human", "expert": "human", "model": "llm",
+                      "llm": "llm"}.get(kind_text)
+    if annotator_kind is None:
+        raise record.error("annotator_kind", f"{kind_text!r} is not human or model")
+    cognitive = formats.vocabulary_field(record, "cognitive", taxonomy.BLOOM_COGNITIVE)
+    knowledge = formats.vocabulary_field(record, "knowledge", taxonomy.BLOOM_KNOWLEDGE)
+    if cognitive is None and knowledge is None:
+        raise record.error("cognitive", "a Bloom label needs cognitive, knowledge, or both")
+    ref = _RaterRef(annotator, "")
+    row = Row("bloom_labels", {"question_id": question_id, "annotator_id": ref},
+              {"cognitive": cognitive, "knowledge": knowledge,
+               "extra": formats.extra_fields(record, "bloom")}, {"updated_at": now_iso()})
+    return Entry(record, (annotator, question_id), [row], [(annotator, annotator_kind, "")])
+
+
+_BUILDERS: dict[str, Callable[[Record, _Context], Entry]] = {
+    "questions": _question, "responses": _response, "verdicts": _verdict, "grades": _grade,
+    "judge_reviews": _judge_review, "bloom": _bloom,
+}

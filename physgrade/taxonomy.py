@@ -1,0 +1,55 @@
+"""The closed vocabularies of the domain (question kinds, topics, Bloom's taxonomy, regions).
+
+Imported files spell these in many ways; ``normalize`` maps a spelling to the canonical term
+so that filters and reports group correctly.
+"""
+
+from __future__ import annotations
+
+KINDS = ("problem", "conceptual")
+TOPICS = ("Introduction", "Mechanics", "Electricity & Magnetism", "Thermodynamics",
+          "Waves & Acoustics", "Optics", "Modern Physics")
+BLOOM_COGNITIVE = ("Remember", "Understand", "Apply", "Analyze", "Evaluate", "Create")
+BLOOM_KNOWLEDGE = ("Factual", "Conceptual", "Procedural", "Metacognitive")
+LOWER_ORDER = ("Remember", "Understand")
+REGIONS = ("Asia", "Africa", "South America/Oceania")
+ANSWER_TYPES = ("NV", "EX", "EQ", "IN", "TF", "MC", "compound")
+
+
+def _key(text: str) -> str:
+    return "".join(ch for ch in text.casefold() if ch.isalnum())
+
+
+_ALIASES: dict[tuple[str, ...], dict[str, str]] = {
+    KINDS: {"problemsolving": "problem", "numerical": "problem", "theory": "conceptual",
+            "concept": "conceptual"},
+    TOPICS: {**dict.fromkeys(("electricityandmagnetism", "electromagnetism", "em",
+                              "electrodynamics", "electricity", "magnetism", "electrostatics",
+                              "circuits"), "Electricity & Magnetism"),
+             **dict.fromkeys(("wavesandacoustics", "waves", "acoustics", "sound",
+                              "oscillationsandwaves"), "Waves & Acoustics"),
+             **dict.fromkeys(("thermal", "heat", "statisticalmechanics",
+                              "thermodynamicsandstatisticalmechanics",
+                              "thermodynamicsandstatisticalphysics"), "Thermodynamics"),
+             **dict.fromkeys(("modern", "relativity", "quantummechanics", "atomicphysics",
+                              "nuclearphysics", "particlephysics", "solidstatephysics",
+                              "semiconductorphysics"), "Modern Physics"),
+             **dict.fromkeys(("classicalmechanics", "theoreticalmechanics", "fluidmechanics",
+                              "kinematics", "dynamics"), "Mechanics"),
+             **dict.fromkeys(("geometricaloptics", "waveoptics"), "Optics")},
+    BLOOM_COGNITIVE: {"remembering": "Remember", "understanding": "Understand",
+                      "applying": "Apply", "analyse": "Analyze", "analyzing": "Analyze",
+                      "analysing": "Analyze", "evaluating": "Evaluate", "creating": "Create"},
+    BLOOM_KNOWLEDGE: {},
+    ANSWER_TYPES: {"numerical": "NV", "numeric": "NV", "expression": "EX", "equation": "EQ",
+                   "interval": "IN", "truefalse": "TF", "multiplechoice": "MC"},
+}
+
+
+def normalize(value: str, vocabulary: tuple[str, ...]) -> str | None:
+    """The canonical term for ``value``, or None if it is not a spelling of any."""
+    key = _key(value)
+    for term in vocabulary:
+        if _key(term) == key:
+            return term
+    return _ALIASES.get(vocabulary, {}).get(key)

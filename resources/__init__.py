@@ -1,0 +1,1 @@
+"""Files bundled with physgrade: the demo project, prompts, icons and styles."""

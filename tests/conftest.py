@@ -1,0 +1,80 @@
+"""Shared fixtures: real project files in a temporary folder, and the bundled demo data."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from physgrade.project import Project
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))  # the synthetic corpus generator
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    with Project.create(tmp_path / "test.physgrade") as opened:
+        yield opened
+
+
+def write_jsonl(path: Path, records: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+REFERENCE = """Problem Formulation:
+Given: $v_0 = 0$, $a = 2.0$ m/s$^2$, $t = 5.0$ s
+Find: the final speed $v$
+Approach: constant-acceleration kinematics
+Assumptions: straight line, constant acceleration
+Step-by-step Detailed Solution:
+Step 1:
+Reasoning: the cyclist starts from rest and speeds up uniformly.
+General Formula: $v = v_0 + a t$
+Substitution: $v = 0 + 2.0 \\times 5.0$
+Calculation: $v = 10.0$
+Result: $v = 10.0$ m/s
+Final Answer: 10.0 m/s
+"""
+
+
+def question(qid: str = "q-1", **fields) -> dict:
+    record = {"id": qid, "kind": "problem", "topic": "Mechanics",
+              "question": "A cyclist starts from rest and accelerates at 2.0 m/s^2 for 5.0 s. "
+                          "How fast is she going?",
+              "options": None, "answer": "10.0 m/s", "answer_type": "NV", "unit": "m/s",
+              "reference_solution": REFERENCE, "bloom_cognitive": "Apply",
+              "bloom_knowledge": "Procedural", "variant_of": None, "region": None}
+    record.update(fields)
+    return record
+
+
+def mc_question(qid: str = "q-mc", kind: str = "conceptual") -> dict:
+    return question(qid, kind=kind, question="Which quantity is conserved in an elastic "
+                    "collision?", options={"A": "momentum only", "B": "kinetic energy only",
+                                           "C": "both", "D": "neither"}, answer="C",
+                    answer_type="MC", unit=None, bloom_cognitive="Remember",
+                    bloom_knowledge="Factual")
+
+
+def response(rid: str = "r-1", qid: str = "q-1", model: str = "orbit-7b",
+             text: str = REFERENCE) -> dict:
+    return {"id": rid, "question_id": qid, "model": model, "response": text}
+
+
+PREFS_FULL = {"INT": 1, "MOD": 1, "CON": 1, "APP": 1, "CAL": 1, "COR": 2, "COH": 1, "ANS": 2}
+
+
+@pytest.fixture
+def loaded(project: Project, tmp_path: Path) -> Project:
+    """A project with two questions (one multiple choice) and three responses."""
+    from physgrade.importer import import_file
+    import_file(project, write_jsonl(tmp_path / "q.jsonl", [question(), mc_question()]),
+                "questions")
+    import_file(project, write_jsonl(tmp_path / "r.jsonl", [
+        response(), response("r-2", model="quark-lm-3", text="The speed is 10 m/s."),
+        response("r-3", "q-mc", text="Both are conserved.\nFinal Answer: C")]), "responses")
+    return project

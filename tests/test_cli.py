@@ -1,0 +1,80 @@
+"""The command line as users and scripts call it: real processes, exit codes, stderr."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import question, response, write_jsonl
+
+
+def physgrade(*args, check=True):
+    result = subprocess.run([sys.executable, "-m", "physgrade.cli", *map(str, args)],
+                            capture_output=True, text=True, timeout=120)
+    if check:
+        assert result.returncode == 0, result.stderr
+    return result
+
+
+def test_init_import_info_export(tmp_path):
+    db = tmp_path / "study.physgrade"
+    physgrade("init", db)
+    q = write_jsonl(tmp_path / "q.jsonl", [question(), question("q-2")])
+    r = write_jsonl(tmp_path / "r.jsonl", [response(), response("r-2", model="quark-lm-3")])
+    out = physgrade("import", db, q, "--kind", "questions").stdout
+    assert "2 added" in out
+    physgrade("import", db, r, "--kind", "responses")
+    info = json.loads(physgrade("info", db, "--json").stdout)
+    assert info["counts"]["questions"] == 2 and info["counts"]["responses"] == 2
+    assert info["models"] == {"orbit-7b": 1, "quark-lm-3": 1}
+    assert info["graded_share"] == 0.0
+    text = physgrade("info", db).stdout
+    assert "orbit-7b" in text and "graded by a person" in text
+    physgrade("export", db, "--kind", "responses", "--out", tmp_path / "out.csv")
+    assert (tmp_path / "out.csv").read_text().startswith("id,question_id,model,response")
+
+
+def test_errors_exit_non_zero_with_one_line_on_stderr(tmp_path):
+    db = tmp_path / "study.physgrade"
+    physgrade("init", db)
+    failure = physgrade("init", db, check=False)
+    assert failure.returncode == 1 and "already exists" in failure.stderr
+    bad = write_jsonl(tmp_path / "bad.jsonl", [question(), question("q-2", kind="essay")])
+    failure = physgrade("import", db, bad, "--kind", "questions", check=False)
+    assert failure.returncode == 1
+    assert failure.stderr.strip().splitlines() == [
+        "physgrade: import refused, nothing changed: bad.jsonl line 2, field 'kind': 'essay' "
+        "is not one of problem, conceptual"]
+    failure = physgrade("info", tmp_path / "nothing.physgrade", check=False)
+    assert failure.returncode == 1 and "no project file" in failure.stderr
+    failure = physgrade("import", db, bad, "--kind", "questions", "--map", "broken", check=False)
+    assert failure.returncode == 1 and "--map takes SOURCE=TARGET" in failure.stderr
+
+
+def test_verbose_lists_every_problem(tmp_path):
+    db = tmp_path / "study.physgrade"
+    physgrade("init", db)
+    bad = write_jsonl(tmp_path / "bad.jsonl", [question(kind="essay"), question("q-2", kind="x")])
+    failure = physgrade("-v", "import", db, bad, "--kind", "questions", check=False)
+    lines = failure.stderr.strip().splitlines()
+    assert len(lines) == 2 and "line 2" in lines[1]
+
+
+def test_demo_builds_a_project_with_everything_and_reopens_it(tmp_path):
+    db = tmp_path / "demo.physgrade"
+    out = physgrade("demo", "--db", db, "--no-gui").stdout
+    assert str(db) in out
+    info = json.loads(physgrade("info", db, "--json").stdout)
+    counts = info["counts"]
+    assert counts["questions"] >= 30 and len(info["models"]) >= 3
+    assert counts["judge_reviews"] > 0 and counts["bloom_labels"] > 0
+    kinds = {r["kind"] for r in info["raters"]}
+    assert kinds == {"human", "llm"}
+    assert 0 < info["graded_share"] < 1
+    assert set(info["topics"]) == {"Introduction", "Mechanics", "Electricity & Magnetism",
+                                   "Thermodynamics", "Waves & Acoustics", "Optics",
+                                   "Modern Physics"}
+    again = physgrade("demo", "--db", db, "--no-gui").stdout
+    assert "added" not in again  # reopening keeps the project as it is
+    assert json.loads(physgrade("info", db, "--json").stdout)["counts"] == counts

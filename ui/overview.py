@@ -1,0 +1,171 @@
+"""The Overview page: where a project stands, at a glance, from :func:`physgrade.queries.project_info`.
+
+Per-model template compliance is not shown: the core gives only the project-wide count of
+compliant responses, so that is shown as a share of all responses instead.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (QAbstractItemView, QFrame, QGridLayout, QHBoxLayout, QHeaderView,
+                               QLabel, QProgressBar, QScrollArea, QSizePolicy, QTableWidget,
+                               QTableWidgetItem, QVBoxLayout, QWidget)
+
+from physgrade.queries import COUNTED, ProjectInfo
+
+#: The tables counted on cards, in reading order.
+CARDS = ("questions", "responses", "assessments", "judge_reviews", "bloom_labels")
+RATER_KINDS = {"human": "Person", "llm": "LLM judge", "rules": "Rules"}
+
+
+def label(text: str, role: str | None = None, parent: QWidget | None = None) -> QLabel:
+    """A QLabel styled by role (see :mod:`physgrade_ui.style`)."""
+    widget = QLabel(text, parent)
+    if role:
+        widget.setProperty("role", role)
+    return widget
+
+
+def share_text(part: int, whole: int, what: str) -> str:
+    percent = f" ({part / whole:.0%})" if whole else ""
+    return f"{part:,} of {whole:,} responses {what}{percent}"
+
+
+class SmallTable(QTableWidget):
+    """A read-only table that is as tall as its rows, so the page scrolls rather than the table."""
+
+    def __init__(self, headers: list[str], parent: QWidget | None = None) -> None:
+        super().__init__(0, len(headers), parent)
+        self.setHorizontalHeaderLabels(headers)
+        self.verticalHeader().hide()
+        self.setShowGrid(False)
+        self.setAlternatingRowColors(True)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        header = self.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+
+    def fill(self, rows: list[tuple[str | int, ...]]) -> None:
+        self.setRowCount(len(rows))
+        for r, row in enumerate(rows):
+            for c, value in enumerate(row):
+                item = QTableWidgetItem(f"{value:,}" if isinstance(value, int) else value)
+                if isinstance(value, int):
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight
+                                          | Qt.AlignmentFlag.AlignVCenter)
+                self.setItem(r, c, item)
+        self.resizeRowsToContents()
+        height = self.horizontalHeader().height() + 2 * self.frameWidth()
+        height += sum(self.rowHeight(r) for r in range(len(rows)))
+        self.setFixedHeight(height)
+
+
+class Card(QFrame):
+    """One count with its name underneath."""
+
+    def __init__(self, name: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setProperty("role", "card")
+        self.number = label("0", "number", self)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(16, 12, 16, 12)
+        layout.setSpacing(2)
+        layout.addWidget(self.number)
+        layout.addWidget(label(name, "muted", self))
+
+
+class ShareBar(QWidget):
+    """A progress bar with its "N of M" sentence beside it."""
+
+    def __init__(self, title: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.bar = QProgressBar(self)
+        self.bar.setTextVisible(False)
+        self.caption = label("", "muted", self)
+        layout = QGridLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setHorizontalSpacing(16)
+        layout.addWidget(label(title, None, self), 0, 0)
+        layout.addWidget(self.bar, 0, 1)
+        layout.addWidget(self.caption, 0, 2)
+        layout.setColumnMinimumWidth(0, 150)
+        layout.setColumnStretch(1, 1)
+        layout.setColumnMinimumWidth(2, 300)
+
+    def show_share(self, part: int, whole: int, what: str) -> None:
+        self.bar.setRange(0, max(whole, 1))
+        self.bar.setValue(part)
+        self.caption.setText(share_text(part, whole, what))
+
+
+class OverviewPage(QScrollArea):
+    """Counts, progress, models, raters and topics of the open project."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        content = QWidget(self)
+        self.setWidget(content)
+
+        self.title = label("", "title", content)
+        self.path = label("", "muted", content)
+        self.path.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.cards = {key: Card(COUNTED[key].capitalize(), content) for key in CARDS}
+        self.graded = ShareBar("Graded by a person", content)
+        self.compliant = ShareBar("Template-compliant", content)
+        self.models = SmallTable(["Model", "Responses"], content)
+        self.raters = SmallTable(["Rater", "Kind", "Prompt version", "Responses scored"], content)
+        self.topics = SmallTable(["Topic", "Questions"], content)
+
+        cards = QHBoxLayout()
+        cards.setSpacing(12)
+        for card in self.cards.values():
+            cards.addWidget(card)
+        tables = QGridLayout()
+        tables.setHorizontalSpacing(24)
+        tables.setVerticalSpacing(6)
+        tables.addWidget(label("Models", "section", content), 0, 0)
+        tables.addWidget(self.models, 1, 0)
+        tables.addWidget(label("Topics", "section", content), 2, 0)
+        tables.addWidget(self.topics, 3, 0)
+        tables.addWidget(label("Raters", "section", content), 0, 1)
+        tables.addWidget(self.raters, 1, 1, 3, 1, Qt.AlignmentFlag.AlignTop)
+        tables.setColumnStretch(0, 2)
+        tables.setColumnStretch(1, 3)
+
+        layout = QVBoxLayout(content)
+        layout.setContentsMargins(32, 24, 32, 32)
+        layout.setSpacing(10)
+        layout.addWidget(self.title)
+        layout.addWidget(self.path)
+        layout.addSpacing(10)
+        layout.addLayout(cards)
+        layout.addSpacing(14)
+        layout.addWidget(self.graded)
+        layout.addWidget(self.compliant)
+        layout.addSpacing(14)
+        layout.addLayout(tables)
+        layout.addStretch(1)
+
+    def show_info(self, info: ProjectInfo) -> None:
+        path = Path(info.path)
+        self.title.setText(path.name)
+        self.path.setText(f"{path.parent}  ·  schema version {info.schema_version}")
+        for key, card in self.cards.items():
+            card.number.setText(f"{info.counts[key]:,}")
+        responses = info.counts["responses"]
+        self.graded.show_share(info.graded_responses, responses, "graded")
+        self.compliant.show_share(info.compliant_responses, responses, "follow the template")
+        self.models.fill(list(info.models.items()))
+        self.raters.fill([(r.name, RATER_KINDS.get(r.kind, r.kind), r.prompt_version or "—",
+                           r.responses) for r in info.raters])
+        self.topics.fill(list(info.topics.items()))

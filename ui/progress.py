@@ -1,0 +1,55 @@
+"""A progress dialog bound to a :class:`~physgrade_ui.workers.Worker`: shows its stages, cancels it.
+
+The dialog appears only if the work takes longer than a moment, so quick operations do not
+flash a window, and it goes away by itself whatever the outcome.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Slot
+from PySide6.QtWidgets import QProgressDialog, QWidget
+
+from physgrade_ui.workers import Operation, Worker
+
+SHOW_AFTER_MS = 400
+
+
+class ProgressDialog(QProgressDialog):
+    """Window-modal progress for one worker; its Cancel button asks the worker to stop."""
+
+    def __init__(self, title: str, worker: Worker, parent: QWidget) -> None:
+        super().__init__(f"{title}…", "Cancel", 0, 0, parent)
+        self._title = title
+        self.setWindowTitle(title)
+        self.setWindowModality(Qt.WindowModality.WindowModal)
+        self.setMinimumDuration(SHOW_AFTER_MS)
+        self.setMinimumWidth(420)
+        self.setAutoClose(False)
+        self.setAutoReset(False)
+        self.canceled.connect(worker.cancel)
+        worker.progress.connect(self.show_progress)
+        for outcome in (worker.finished, worker.failed, worker.cancelled):
+            outcome.connect(self._dismiss)
+
+    @Slot(int, int, str)
+    def show_progress(self, done: int, total: int, stage: str) -> None:
+        self.setLabelText(f"{self._title}: {stage}…")
+        self.setMaximum(max(total, 0))  # 0 makes a busy indicator when the total is unknown
+        self.setValue(min(done, total) if total > 0 else 0)
+
+    @Slot()
+    def _dismiss(self) -> None:
+        # hide(), not close(): closing a QProgressDialog emits canceled.
+        self.canceled.disconnect()
+        self.hide()
+        self.deleteLater()
+
+
+def run_with_progress(title: str, operation: Operation, parent: QWidget) -> Worker:
+    """Start ``operation`` on a worker with a progress dialog; connect to the returned worker."""
+    worker = Worker(operation, parent)
+    ProgressDialog(title, worker, parent)
+    for outcome in (worker.finished, worker.failed, worker.cancelled):
+        outcome.connect(worker.deleteLater)
+    worker.start()
+    return worker

@@ -1,0 +1,170 @@
+"""The Questions page: a filterable list of the project's questions beside a reading pane."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from PySide6.QtCore import (QAbstractTableModel, QItemSelectionModel, QModelIndex,
+                            QPersistentModelIndex, QSortFilterProxyModel, Qt)
+from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLineEdit, QSplitter, QTableView,
+                               QTextBrowser, QVBoxLayout, QWidget)
+
+from physgrade.queries import QuestionDetail, QuestionRow
+from physgrade_ui.reading import DOCUMENT_CSS, PLACEHOLDER, question_html
+
+Index = QModelIndex | QPersistentModelIndex
+
+
+def variant_text(row: QuestionRow) -> str:
+    """"q-0005 · Asia" for a regional variant; empty for an original question."""
+    return " · ".join(filter(None, (row.variant_of, row.region)))
+
+
+#: (header, value of a row); numbers stay numbers so that sorting is numeric.
+COLUMNS: tuple[tuple[str, Callable[[QuestionRow], str | int]], ...] = (
+    ("ID", lambda r: r.id),
+    ("Topic", lambda r: r.topic or ""),
+    ("Kind", lambda r: r.kind),
+    ("Bloom level", lambda r: r.bloom_cognitive or ""),
+    ("Knowledge type", lambda r: r.bloom_knowledge or ""),
+    ("Responses", lambda r: r.responses),
+    ("Variant / region", variant_text),
+)
+
+
+class QuestionTableModel(QAbstractTableModel):
+    """The rows of :func:`physgrade.queries.question_rows`, read-only."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._rows: list[QuestionRow] = []
+
+    def set_rows(self, rows: list[QuestionRow]) -> None:
+        self.beginResetModel()
+        self._rows = rows
+        self.endResetModel()
+
+    def question_id(self, row: int) -> str:
+        return self._rows[row].id
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self._rows)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        row = self._rows[index.row()]
+        value = COLUMNS[index.column()][1](row)
+        if role == Qt.ItemDataRole.DisplayRole:
+            return value
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return row.preview
+        if role == Qt.ItemDataRole.TextAlignmentRole and isinstance(value, int):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+    def headerData(self, section: int, orientation: Qt.Orientation,
+                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return COLUMNS[section][0]
+        return None
+
+
+class QuestionsPage(QSplitter):
+    """Filter, list and read questions. ``load_detail`` fetches one question from the project."""
+
+    def __init__(self, load_detail: Callable[[str], QuestionDetail | None],
+                 parent: QWidget | None = None) -> None:
+        super().__init__(Qt.Orientation.Horizontal, parent)
+        self._load_detail = load_detail
+        self.model = QuestionTableModel(self)
+        self.proxy = QSortFilterProxyModel(self)
+        self.proxy.setSourceModel(self.model)
+        self.proxy.setFilterKeyColumn(-1)
+        self.proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+
+        self.filter = QLineEdit()
+        self.filter.setPlaceholderText("Filter by id, topic, kind, Bloom level…   (Ctrl+F)")
+        self.filter.setClearButtonEnabled(True)
+        self.filter.textChanged.connect(self.proxy.setFilterFixedString)
+
+        self.table = QTableView()
+        self.table.setModel(self.proxy)
+        self.table.setSortingEnabled(True)
+        self.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setAlternatingRowColors(True)
+        self.table.setShowGrid(False)
+        self.table.setWordWrap(False)
+        self.table.verticalHeader().hide()
+        self.table.verticalHeader().setDefaultSectionSize(30)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(True)
+        self.table.selectionModel().currentRowChanged.connect(self._show_current)
+        self.filter.returnPressed.connect(self.table.setFocus)
+
+        self.reader = QTextBrowser()
+        self.reader.setOpenLinks(False)
+        self.reader.setOpenExternalLinks(False)
+        self.reader.document().setDefaultStyleSheet(DOCUMENT_CSS)
+        self.reader.document().setDocumentMargin(18)
+        self.reader.setHtml(PLACEHOLDER)
+
+        listing = QWidget()
+        layout = QVBoxLayout(listing)
+        layout.setContentsMargins(16, 16, 8, 16)
+        layout.setSpacing(10)
+        layout.addWidget(self.filter)
+        layout.addWidget(self.table)
+        reading = QWidget()
+        reading_layout = QVBoxLayout(reading)
+        reading_layout.setContentsMargins(8, 16, 16, 16)
+        reading_layout.addWidget(self.reader)
+        self.addWidget(listing)
+        self.addWidget(reading)
+        self.setStretchFactor(0, 1)
+        self.setStretchFactor(1, 1)
+        self.setChildrenCollapsible(False)
+
+    def show_rows(self, rows: list[QuestionRow]) -> None:
+        """Replace the list, keeping the selected question selected if it still exists."""
+        current = self.current_id()
+        self.model.set_rows(rows)
+        if not self.select(current) and self.proxy.rowCount():
+            self.table.selectRow(0)
+        if self.current_id() is None:
+            self.reader.setHtml(PLACEHOLDER)
+
+    def current_id(self) -> str | None:
+        index = self.table.selectionModel().currentIndex()
+        if not index.isValid():
+            return None
+        return self.model.question_id(self.proxy.mapToSource(index).row())
+
+    def select(self, question_id: str | None) -> bool:
+        """Select a question by id among the rows the filter shows; False if it is not there."""
+        for row in range(self.proxy.rowCount()):
+            if self.proxy.index(row, 0).data() == question_id:
+                self.table.selectionModel().setCurrentIndex(
+                    self.proxy.index(row, 0),
+                    QItemSelectionModel.SelectionFlag.ClearAndSelect
+                    | QItemSelectionModel.SelectionFlag.Rows)
+                self.table.scrollTo(self.proxy.index(row, 0))
+                return True
+        return False
+
+    def focus_filter(self) -> None:
+        self.filter.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.filter.selectAll()
+
+    def _show_current(self, current: QModelIndex) -> None:
+        if not current.isValid():
+            self.reader.setHtml(PLACEHOLDER)
+            return
+        detail = self._load_detail(self.model.question_id(self.proxy.mapToSource(current).row()))
+        self.reader.setHtml(question_html(detail) if detail else PLACEHOLDER)

@@ -1,0 +1,77 @@
+"""The app's look in one place: neutral greys, one accent colour, readable type, room to breathe.
+
+Kept in code (not in ``resources/``) so that widgets and the HTML of the reading pane share the
+same few colours.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import QApplication
+
+ACCENT = "#2d6cb5"
+TEXT = "#1f2328"
+MUTED = "#5f6873"
+BORDER = "#d5d9de"
+SURFACE = "#ffffff"
+BACKGROUND = "#f4f5f7"
+GOOD = "#1f7a4d"
+GOOD_BACKGROUND = "#e3f3ea"
+WARN = "#8a5a00"
+WARN_BACKGROUND = "#fbefd6"
+
+BASE_POINT_SIZE = 10
+
+STYLESHEET = f"""
+QMainWindow, QDialog {{ background: {BACKGROUND}; }}
+QWidget {{ color: {TEXT}; }}
+QLabel[role="muted"] {{ color: {MUTED}; }}
+QLabel[role="title"] {{ font-size: 15pt; font-weight: 600; }}
+QLabel[role="section"] {{ font-size: 11pt; font-weight: 600; padding-top: 6px; }}
+QLabel[role="number"] {{ font-size: 20pt; font-weight: 600; color: {TEXT}; }}
+QLabel[role="error"] {{ color: #b3261e; }}
+QFrame[role="card"] {{
+    background: {SURFACE}; border: 1px solid {BORDER}; border-radius: 6px;
+}}
+QListWidget#navigation {{
+    background: {SURFACE}; border: none; border-right: 1px solid {BORDER};
+    padding-top: 8px; outline: none;
+}}
+QListWidget#navigation::item {{ padding: 9px 16px; border-radius: 4px; margin: 1px 6px; }}
+QListWidget#navigation::item:selected {{ background: {ACCENT}; color: white; }}
+QListWidget#navigation::item:hover:!selected {{ background: {BACKGROUND}; }}
+QTableView, QTableWidget, QTextBrowser, QPlainTextEdit, QLineEdit, QComboBox {{
+    background: {SURFACE}; border: 1px solid {BORDER}; border-radius: 4px;
+    selection-background-color: {ACCENT}; selection-color: white;
+}}
+QLineEdit, QComboBox {{ padding: 5px 7px; }}
+QLineEdit:focus, QPlainTextEdit:focus, QComboBox:focus {{ border: 1px solid {ACCENT}; }}
+QTableView {{ gridline-color: {BORDER}; alternate-background-color: #f8f9fa; }}
+QHeaderView::section {{
+    background: {BACKGROUND}; color: {MUTED}; border: none;
+    border-bottom: 1px solid {BORDER}; padding: 6px 8px; font-weight: 600;
+}}
+QPushButton {{
+    background: {SURFACE}; border: 1px solid {BORDER}; border-radius: 4px; padding: 6px 16px;
+}}
+QPushButton:hover {{ border-color: {ACCENT}; }}
+QPushButton:default, QPushButton[role="primary"] {{
+    background: {ACCENT}; color: white; border-color: {ACCENT};
+}}
+QProgressBar {{
+    background: {SURFACE}; border: 1px solid {BORDER}; border-radius: 4px;
+    min-height: 12px; max-height: 12px; text-align: center;
+}}
+QProgressBar::chunk {{ background: {ACCENT}; border-radius: 3px; }}
+QSplitter::handle {{ background: {BACKGROUND}; }}
+QStatusBar {{ color: {MUTED}; }}
+"""
+
+
+def apply(app: QApplication) -> None:
+    """Give the whole application the house style (Fusion, so every platform looks alike)."""
+    app.setStyle("Fusion")
+    font = QFont(app.font())
+    font.setPointSize(BASE_POINT_SIZE)
+    app.setFont(font)
+    app.setStyleSheet(STYLESHEET)
