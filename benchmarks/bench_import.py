@@ -23,7 +23,7 @@ from corpus import write_corpus  # noqa: E402
 
 from physgrade.importer import import_file  # noqa: E402
 from physgrade.project import Project, migrations  # noqa: E402
-from physgrade.template import parse_solution  # noqa: E402
+from physgrade.template import scan  # noqa: E402
 
 
 def raw_rows(questions: Path, responses: Path) -> tuple[list[tuple], list[tuple]]:
@@ -35,13 +35,13 @@ def raw_rows(questions: Path, responses: Path) -> tuple[list[tuple], list[tuple]
         q_rows.append((q["id"], q["kind"], q["topic"], q["question"],
                        json.dumps(q["options"]) if q["options"] else None, q["answer"],
                        q["answer_type"], q["unit"], q["reference_solution"],
-                       parse_solution(q["reference_solution"]).to_json(), q["bloom_cognitive"],
+                       scan(q["reference_solution"])[0], q["bloom_cognitive"],
                        q["bloom_knowledge"], None, None, json.dumps(extra)))
     for line in responses.open(encoding="utf-8"):
         r = json.loads(line)
-        parsed = parse_solution(r["response"])
-        r_rows.append((r["id"], r["question_id"], r["model"], r["response"], parsed.to_json(),
-                       int(parsed.compliant), None))
+        sections, compliant = scan(r["response"])
+        r_rows.append((r["id"], r["question_id"], r["model"], r["response"], sections,
+                       int(compliant), None))
     return q_rows, r_rows
 
 

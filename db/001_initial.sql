@@ -12,7 +12,7 @@ CREATE TABLE questions (
     answer_type        TEXT,
     unit               TEXT,
     reference_solution TEXT,
-    reference_sections TEXT,             -- parsed template, JSON offsets (physgrade.template)
+    reference_sections BLOB,             -- template labels found (physgrade.template.scan)
     bloom_cognitive    TEXT,
     bloom_knowledge    TEXT,
     variant_of         TEXT REFERENCES questions (id) DEFERRABLE INITIALLY DEFERRED,
@@ -27,7 +27,7 @@ CREATE TABLE responses (
     question_id TEXT NOT NULL REFERENCES questions (id),
     model       TEXT NOT NULL,
     response    TEXT NOT NULL,
-    sections    TEXT,                    -- parsed template, JSON offsets (physgrade.template)
+    sections    BLOB,                    -- template labels found (physgrade.template.scan)
     compliant   INTEGER NOT NULL CHECK (compliant IN (0, 1)),
     extra       TEXT
 );

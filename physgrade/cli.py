@@ -56,8 +56,8 @@ def cmd_import(args: argparse.Namespace) -> None:
 
 
 def cmd_export(args: argparse.Namespace) -> None:
-    with Project.open(args.db) as project:
-        count = export_kind(project, args.kind, args.out)
+    with Project.open(args.db) as project, progress_task() as task:
+        count = export_kind(project, args.kind, args.out, task)
     print(f"wrote {count} {args.kind} records to {args.out}")
 
 
@@ -81,7 +81,9 @@ def cmd_info(args: argparse.Namespace) -> None:
         print("raters:")
         for rater in info.raters:
             version = f" [{rater.prompt_version}]" if rater.prompt_version else ""
-            print(f"  {rater.name + version:<28} {rater.kind:<6} {rater.responses:>7,} scored")
+            work = [f"{rater.responses:,} responses scored"] if rater.responses else []
+            work += [f"{rater.questions:,} questions labelled"] if rater.questions else []
+            print(f"  {rater.name + version:<28} {rater.kind:<6} {', '.join(work) or 'no work'}")
 
 
 def cmd_demo(args: argparse.Namespace) -> None:

@@ -13,13 +13,14 @@ from typing import Any, Iterator
 from physgrade.formats import KINDS, write_records
 from physgrade.project import Project
 from physgrade.rubric import COARSE, RUBRICS
+from physgrade.tasks import Task
 
 
-def export_kind(project: Project, kind: str, path: str | Path) -> int:
+def export_kind(project: Project, kind: str, path: str | Path, task: Task | None = None) -> int:
     """Write every record of ``kind`` to ``path`` (JSON Lines, or CSV for ``.csv``)."""
     if kind not in KINDS:
         raise ValueError(f"unknown kind {kind!r}; use one of {', '.join(KINDS)}")
-    return write_records(_RECORDS[kind](project), path, kind)
+    return write_records(_RECORDS[kind](project), path, kind, task)
 
 
 def _with_extra(record: dict[str, Any], extra: str | None) -> dict[str, Any]:

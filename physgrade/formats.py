@@ -12,13 +12,15 @@ import csv
 import hashlib
 import io
 import json
-from dataclasses import dataclass, field
+import os
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from physgrade import taxonomy
 from physgrade.rubric import COARSE, CONCEPTUAL, PREFS, RUBRICS, ScoreError, detect_rubric
+from physgrade.tasks import Task
 
 KINDS = ("questions", "responses", "verdicts", "grades", "judge_reviews", "bloom")
 
@@ -53,14 +55,16 @@ class FormatError(ValueError):
         super().__init__(f"{where}: {message}")
 
 
-class ImportErrors(ValueError):
-    """Several format errors found in one file; the first one is the headline."""
+class ImportErrors(FormatError):
+    """All the format errors found in one file; the first one is the headline."""
 
     def __init__(self, errors: list[FormatError]) -> None:
+        first = errors[0]
+        super().__init__(first.source, first.line, first.field, first.message)
         self.errors = errors
         more = len(errors) - 1
-        suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
-        super().__init__(f"{errors[0]}{suffix}")
+        if more:
+            self.args = (f"{self.args[0]} (and {more} more problem{'s' if more > 1 else ''})",)
 
 
 @dataclass(slots=True)
@@ -77,11 +81,16 @@ class Record:
 
 @dataclass(slots=True)
 class SourceFile:
-    """A file's records and its content hash (for the import log)."""
+    """A file's content hash (for the import log) and its records, read as they are consumed.
+
+    Reading lazily lets an import check early records while later ones are still being
+    decoded; problems in the file surface as :class:`FormatError` during the iteration.
+    """
 
     name: str
     sha256: str
-    records: list[Record] = field(default_factory=list)
+    records: Iterator[Record]
+    size_hint: int  # about how many records (for progress bars)
 
 
 # -- reading ---------------------------------------------------------------------------------
@@ -90,59 +99,70 @@ def read_file(path: str | Path, mapping: Mapping[str, str] | None = None) -> Sou
     """Read JSON Lines (``.jsonl``/``.ndjson``, default), a JSON array (``.json``) or CSV.
 
     ``mapping`` renames source fields to physgrade's (``{"problem": "question"}``); a target
-    with a dot fills a nested object (``{"A": "options.A"}``).
+    with a dot fills a nested object (``{"A": "options.A"}``). JSON Lines are streamed: a large
+    file is never held in memory twice.
     """
     path = Path(path)
     name = path.name
     try:
-        raw = path.read_bytes()
+        sha256, lines = _digest(path)
     except OSError as exc:
         raise FormatError(name, None, None, f"cannot read the file: {exc.strerror}") from None
-    text = _decode(raw, name)
     suffix = path.suffix.lower()
     if suffix in {".csv", ".tsv"}:
-        records = list(_read_csv(text, name, "\t" if suffix == ".tsv" else ","))
+        records = _read_csv(_decode(path.read_bytes(), name), name,
+                            "\t" if suffix == ".tsv" else ",")
     elif suffix == ".json":
-        records = list(_read_json_array(text, name))
+        records = _read_json_array(_decode(path.read_bytes(), name), name)
     else:
-        records = list(_read_json_lines(text, name))
+        records = _read_json_lines(path, name)
     if mapping:
         records = _apply_mapping(records, mapping, name)
-    return SourceFile(name, hashlib.sha256(raw).hexdigest(), records)
+    return SourceFile(name, sha256, records, max(lines, 1))
 
 
-def _decode(raw: bytes, name: str) -> str:
+def _digest(path: Path) -> tuple[str, int]:
+    """The file's SHA-256 and its number of lines, in one pass over its bytes."""
+    digest = hashlib.sha256()
+    lines = 0
+    with path.open("rb") as f:
+        while chunk := f.read(1 << 20):
+            digest.update(chunk)
+            lines += chunk.count(b"\n")
+    return digest.hexdigest(), lines
+
+
+def _decode(raw: bytes, name: str, line: int | None = None) -> str:
+    """Text from UTF-8 bytes (a leading byte-order mark is dropped), or a located error."""
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
+        if line is None:
+            line = raw.count(b"\n", 0, exc.start) + 1
         column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
         raise FormatError(name, line, None,
                           f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {column}); "
                           "save the file as UTF-8 and import it again") from None
 
 
-def _read_json_lines(text: str, name: str) -> Iterator[Record]:
-    lines = text.split("\n")
-    complete = text.endswith("\n")
-    last = len(lines) - 1
-    while last >= 0 and not lines[last].strip():
-        last -= 1
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            if number - 1 == last and not complete:
-                raise FormatError(name, number, None, "the last line is cut off (truncated "
-                                  "JSON); the file may be incomplete") from None
-            raise FormatError(name, number, None, f"not valid JSON: {exc.msg} at column "
-                              f"{exc.colno}") from None
-        if not isinstance(data, dict):
-            raise FormatError(name, number, None,
-                              f"expected a JSON object, found {type(data).__name__}")
-        yield Record(name, number, data)
+def _read_json_lines(path: Path, name: str) -> Iterator[Record]:
+    with path.open("rb") as f:
+        for number, raw in enumerate(f, start=1):
+            line = _decode(raw, name, number)
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError as exc:
+                if not raw.endswith(b"\n"):
+                    raise FormatError(name, number, None, "the last line is cut off (truncated "
+                                      "JSON); the file may be incomplete") from None
+                raise FormatError(name, number, None, f"not valid JSON: {exc.msg} at column "
+                                  f"{exc.colno}") from None
+            if not isinstance(data, dict):
+                raise FormatError(name, number, None,
+                                  f"expected a JSON object, found {type(data).__name__}")
+            yield Record(name, number, data)
 
 
 def _read_json_array(text: str, name: str) -> Iterator[Record]:
@@ -198,9 +218,12 @@ def _read_csv(text: str, name: str, delimiter: str) -> Iterator[Record]:
         raise FormatError(name, reader.line_num, None, f"malformed CSV: {exc}") from None
 
 
-def _apply_mapping(records: list[Record], mapping: Mapping[str, str], name: str) -> list[Record]:
+def _apply_mapping(records: Iterator[Record], mapping: Mapping[str, str],
+                   name: str) -> Iterator[Record]:
     seen: set[str] = set()
+    count = 0
     for record in records:
+        count += 1
         data = record.data
         for source, target in mapping.items():
             if source not in data:
@@ -217,11 +240,11 @@ def _apply_mapping(records: list[Record], mapping: Mapping[str, str], name: str)
                     nested[inner] = value
             else:
                 data[target] = value
+        yield record
     unused = [s for s in mapping if s not in seen]
-    if records and unused:
+    if count and unused:
         raise FormatError(name, None, None, f"--map {unused[0]}={mapping[unused[0]]}: no record "
                           f"has a field '{unused[0]}'")
-    return records
 
 
 def parse_mapping(pairs: list[str]) -> dict[str, str]:
@@ -422,25 +445,40 @@ def check_scores(record: Record, scores: ScoreSet, rubric_key: str, multiple_cho
 
 # -- writing -------------------------------------------------------------------------------
 
-def write_records(records: Iterator[dict[str, Any]], path: str | Path, kind: str) -> int:
-    """Write records as JSON Lines, or CSV if ``path`` ends in .csv; returns the count."""
+def write_records(records: Iterable[dict[str, Any]], path: str | Path, kind: str,
+                  task: Task | None = None) -> int:
+    """Write records as JSON Lines, or CSV if ``path`` ends in .csv; returns the count.
+
+    The file appears only when complete (written aside, then renamed), so a failed or
+    cancelled export never leaves a half-written file behind.
+    """
     path = Path(path)
+    task = task or Task()
+    partial = path.with_name(f".{path.name}.partial")
     count = 0
-    with path.open("w", encoding="utf-8", newline="") as out:
-        if path.suffix.lower() == ".csv":
-            records = list(records)
-            columns = list(FIELDS[kind])
+    try:
+        with partial.open("w", encoding="utf-8", newline="") as out:
+            if path.suffix.lower() == ".csv":
+                records = list(records)
+                columns = list(FIELDS[kind])
+                for record in records:
+                    columns += [k for k in record if k not in columns]
+                writer = csv.DictWriter(out, fieldnames=columns)
+                writer.writeheader()
+
+                def write(record: dict[str, Any]) -> None:
+                    writer.writerow({k: _csv_cell(v) for k, v in record.items()})
+            else:
+                def write(record: dict[str, Any]) -> None:
+                    out.write(json.dumps(record, ensure_ascii=False) + "\n")
             for record in records:
-                columns += [k for k in record if k not in columns]
-            writer = csv.DictWriter(out, fieldnames=columns)
-            writer.writeheader()
-            for record in records:
-                writer.writerow({k: _csv_cell(v) for k, v in record.items()})
+                if count % 1000 == 0:
+                    task.report(count, None, "exporting")
+                write(record)
                 count += 1
-        else:
-            for record in records:
-                out.write(json.dumps(record, ensure_ascii=False) + "\n")
-                count += 1
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
     return count
 
 

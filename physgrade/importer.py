@@ -8,20 +8,30 @@ overwrite of expert work. The same file imported twice adds nothing.
 
 from __future__ import annotations
 
+import gc
 import json
+import os
 import sqlite3
+import queue
+import sys
+import threading
+from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from multiprocessing import get_context
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from physgrade import formats, taxonomy
 from physgrade.formats import FormatError, ImportErrors, Record
-from physgrade.project import Project, now_iso
+from physgrade.project import Project, ProjectError, now_iso
 from physgrade.rubric import RUBRICS, rubric_for_kind
 from physgrade.tasks import Task
-from physgrade.template import parse_solution
+from physgrade.template import scan
 
 MAX_ERRORS = 20
+#: Template parsing is spread over worker processes only where forking is reliable.
+CAN_FORK = sys.platform == "linux"
 _BATCH = 2000
 
 
@@ -50,6 +60,7 @@ class Row:
     key: dict[str, Any]
     values: dict[str, Any]
     stamps: dict[str, Any] = field(default_factory=dict)  # written but never compared
+    parse_ticket: int | None = None  # stamps still to come from the template parser
 
 
 @dataclass(slots=True)
@@ -73,107 +84,189 @@ def import_file(project: Project, path: str | Path, kind: str,
     if kind not in formats.KINDS:
         raise ValueError(f"unknown kind {kind!r}; use one of {', '.join(formats.KINDS)}")
     task = task or Task()
-    task.report(0, None, "reading")
-    source = formats.read_file(path, mapping)
-    if project.conn.execute("SELECT 1 FROM imports WHERE sha256 = ? AND kind = ?",
-                            (source.sha256, kind)).fetchone():
-        return ImportResult(kind, source.name, len(source.records), 0, 0, already_imported=True)
-    context = _Context(project)
+    with _paused_garbage_collection():
+        task.report(0, None, "reading")
+        source = formats.read_file(path, mapping)
+        if project.conn.execute("SELECT 1 FROM imports WHERE sha256 = ? AND kind = ?",
+                                (source.sha256, kind)).fetchone():
+            return ImportResult(kind, source.name, 0, 0, 0, already_imported=True)
+        with _Context(project, source.size_hint) as context, project.transaction():
+            with _Writer(project, context.sections, source.name) as writer:
+                records = _check(source, kind, context, task, writer)
+                writer.finish(task, records)
+            if writer.errors:
+                raise ImportErrors(writer.errors)
+            project.conn.execute(
+                "INSERT INTO imports (file_name, sha256, kind, mapping, imported_at, added, "
+                "unchanged) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (source.name, source.sha256, kind, json.dumps(dict(mapping or {})), now_iso(),
+                 writer.added, writer.unchanged))
+        return ImportResult(kind, source.name, records, writer.added, writer.unchanged)
+
+
+@contextmanager
+def _paused_garbage_collection() -> Iterator[None]:
+    """Pause the cycle collector while an import builds its many small objects.
+
+    They hold no reference cycles, but every few thousand allocations the collector would walk
+    all of them again: on a large file that more than doubles the time spent reading.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _check(source: formats.SourceFile, kind: str, context: _Context, task: Task,
+           writer: _Writer) -> int:
+    """Check every record and hand the good ones to ``writer`` in batches.
+
+    Returns the number of records; raises every problem found (up to MAX_ERRORS) at the end.
+    After the first problem nothing more is written: the transaction will be rolled back.
+    """
     builder = _BUILDERS[kind]
-    entries: list[Entry] = []
+    batch: list[Entry] = []
     errors: list[FormatError] = []
     seen: dict[tuple, int] = {}
-    total = len(source.records)
-    for number, record in enumerate(source.records):
+    records = source.records
+    number = 0
+    while True:
         if number % _BATCH == 0:
-            task.report(number, total, "checking")
+            task.report(number, source.size_hint, "checking")
         try:
+            record = next(records, None)
+            if record is None:
+                break
+            number += 1
             entry = builder(record, context)
             first = seen.setdefault(entry.identity, record.line)
             if first != record.line:
                 raise record.error(None, f"duplicate of line {first} "
                                          f"({', '.join(map(str, entry.identity))})")
-            entries.append(entry)
+            if not errors:
+                batch.append(entry)
         except FormatError as exc:
             errors.append(exc)
             if len(errors) >= MAX_ERRORS:
                 break
+        if len(batch) >= _SectionParser.CHUNK:
+            context.sections.flush()
+            writer.put(batch)
+            batch = []
     if not errors and kind == "questions":
-        errors = _check_variants(entries, context)
+        errors = _check_variants(context)
     if errors:
         raise ImportErrors(errors)
-    task.report(total, total, "checking")
-    return _write(project, source, kind, entries, mapping, task)
+    context.sections.flush()
+    writer.put(batch)
+    return number
 
 
-def _write(project: Project, source: formats.SourceFile, kind: str, entries: list[Entry],
-           mapping: Mapping[str, str] | None, task: Task) -> ImportResult:
-    conn = project.conn
-    with project.transaction():
-        rater_ids = {}
-        for entry in entries:
-            for name, rater_kind, version in entry.raters:
-                if (name, version) not in rater_ids:
-                    try:
-                        rater_ids[name, version] = project.rater_id(name, rater_kind, version)
-                    except Exception as exc:
-                        raise entry.record.error(None, str(exc)) from None
-        added = _new_entries(conn, entries, rater_ids)
+class _Writer:
+    """Writes checked entries into the project on a thread of its own, batch by batch.
+
+    SQLite does its work without holding Python's interpreter lock, so rows go into the file
+    while the next records are still being read and checked. The writer also compares each
+    entry with what the project holds: identical ones are counted as unchanged, contradicting
+    ones collected as errors. It runs inside the caller's transaction and is always joined
+    before that transaction ends.
+    """
+
+    def __init__(self, project: Project, sections: _SectionParser, source: str) -> None:
+        self._project = project
+        self._source = source
+        self._conn = project.conn
+        self._sections = sections
+        self._queue: queue.Queue[list[Entry] | None] = queue.Queue(maxsize=8)
+        self._rater_ids: dict[tuple[str, str], int] = {}
+        self._populated: dict[str, bool] = {}
+        self._failure: BaseException | None = None
+        self._stop = False
+        self.added = self.unchanged = 0
+        self.errors: list[FormatError] = []
+        self._thread = threading.Thread(target=self._run, name="physgrade-import-writer")
+
+    def __enter__(self) -> "_Writer":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._thread.is_alive():
+            self._stop = True  # an error or cancellation in the caller: write nothing more
+            self._queue.put(None)
+            self._thread.join()
+
+    def put(self, batch: list[Entry]) -> None:
+        if self._failure is not None:
+            raise self._failure
+        if batch:
+            self._queue.put(batch)
+
+    def finish(self, task: Task, records: int) -> None:
+        """Wait for every batch to be written, reporting progress; re-raise a failure."""
+        self._queue.put(None)
+        while self._thread.is_alive():
+            task.report(self.added + self.unchanged, records, "writing")
+            self._thread.join(0.1)
+        if self._failure is not None:
+            raise self._failure
+
+    def _run(self) -> None:
+        while (batch := self._queue.get()) is not None:
+            if self._stop:
+                continue  # keep draining so that the caller never blocks on a full queue
+            try:
+                self._write(batch)
+            except BaseException as exc:  # re-raised on the caller's thread
+                self._failure, self._stop = exc, True
+
+    def _write(self, batch: list[Entry]) -> None:
+        fresh = [entry for entry in batch if self._is_new(entry)]
+        if self.errors:
+            return
         by_table: dict[str, list[Row]] = {}
-        for entry in added:
+        for entry in fresh:
             for row in entry.rows:
-                _resolve_raters(row, rater_ids)
                 by_table.setdefault(row.table, []).append(row)
-        done = 0
-        total = sum(len(rows) for rows in by_table.values())
+        tickets = [r.parse_ticket for rows in by_table.values() for r in rows
+                   if r.parse_ticket is not None]
+        if tickets:
+            self._sections.wait(max(tickets))
         for table, rows in by_table.items():
-            columns = list(rows[0].key) + list(rows[0].values) + list(rows[0].stamps)
-            sql = (f"INSERT INTO {table} ({', '.join(columns)}) "
-                   f"VALUES ({', '.join('?' * len(columns))})")
-            for start in range(0, len(rows), _BATCH * 5):
-                task.report(done, total, "writing")
-                batch = rows[start:start + _BATCH * 5]
-                try:
-                    conn.executemany(sql, ([*r.key.values(), *r.values.values(),
-                                            *r.stamps.values()] for r in batch))
-                except sqlite3.IntegrityError as exc:
-                    raise FormatError(source.name, None, None, f"rejected by the project: "
-                                                               f"{exc}") from None
-                done += len(batch)
-        task.report(total, total, "writing")
-        conn.execute("INSERT INTO imports (file_name, sha256, kind, mapping, imported_at, added, "
-                     "unchanged) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                     (source.name, source.sha256, kind, json.dumps(dict(mapping or {})),
-                      now_iso(), len(added), len(entries) - len(added)))
-    return ImportResult(kind, source.name, len(entries), len(added), len(entries) - len(added))
+            columns = [*rows[0].key, *rows[0].values, *rows[0].stamps]
+            try:
+                self._conn.executemany(
+                    f"INSERT INTO {table} ({', '.join(columns)}) "
+                    f"VALUES ({', '.join('?' * len(columns))})",
+                    [[*r.key.values(), *r.values.values(), *r.stamps.values()] for r in rows])
+            except sqlite3.IntegrityError as exc:
+                raise FormatError(self._source, None, None,
+                                  f"rejected by the project: {exc}") from None
+        self.added += len(fresh)
 
-
-def _resolve_raters(row: Row, rater_ids: dict[tuple[str, str], int]) -> None:
-    """Replace (name, version) placeholders in a row's key with rater ids."""
-    for column, value in row.key.items():
-        if isinstance(value, _RaterRef):
-            row.key[column] = rater_ids[value.name, value.version]
-
-
-def _new_entries(conn: sqlite3.Connection, entries: list[Entry],
-                 rater_ids: dict[tuple[str, str], int]) -> list[Entry]:
-    """Entries not yet in the project; identical ones are skipped, conflicting ones refused."""
-    tables = {row.table for entry in entries for row in entry.rows}
-    populated = {t for t in tables if conn.execute(f"SELECT 1 FROM {t} LIMIT 1").fetchone()}
-    if not populated:
-        return entries
-    fresh = []
-    errors: list[FormatError] = []
-    for entry in entries:
+    def _is_new(self, entry: Entry) -> bool:
+        """Resolve the entry's raters; False if the project holds it already (or it conflicts)."""
+        try:
+            for name, kind, version in entry.raters:
+                if (name, version) not in self._rater_ids:
+                    self._rater_ids[name, version] = self._project.rater_id(name, kind, version)
+        except ProjectError as exc:
+            self._error(entry.record.error(None, str(exc)))
+            return False
+        for row in entry.rows:
+            for column, value in row.key.items():
+                if isinstance(value, _RaterRef):
+                    row.key[column] = self._rater_ids[value.name, value.version]
         present, differing = 0, None
         for row in entry.rows:
-            if row.table not in populated:
+            if not self._is_populated(row.table):
                 continue
-            key = {c: (rater_ids[v.name, v.version] if isinstance(v, _RaterRef) else v)
-                   for c, v in row.key.items()}
-            where = " AND ".join(f"{c} = ?" for c in key)
-            stored = conn.execute(f"SELECT {', '.join(row.values)} FROM {row.table} "
-                                  f"WHERE {where}", list(key.values())).fetchone()
+            where = " AND ".join(f"{c} = ?" for c in row.key)
+            stored = self._conn.execute(f"SELECT {', '.join(row.values)} FROM {row.table} "
+                                        f"WHERE {where}", list(row.key.values())).fetchone()
             if stored is None:
                 continue
             present += 1
@@ -181,16 +274,23 @@ def _new_entries(conn: sqlite3.Connection, entries: list[Entry],
                 if row.values[column] != value and differing is None:
                     differing = (row, column, value)
         if present == 0:
-            fresh.append(entry)
-        elif differing is None and present == len(entry.rows):
-            continue
+            return True
+        if differing is None and present == len(entry.rows):
+            self.unchanged += 1
         else:
-            errors.append(_conflict(entry, differing))
-            if len(errors) >= MAX_ERRORS:
-                break
-    if errors:
-        raise ImportErrors(errors)
-    return fresh
+            self._error(_conflict(entry, differing))
+        return False
+
+    def _is_populated(self, table: str) -> bool:
+        """Whether ``table`` held rows before this import (asked before the first write to it)."""
+        if table not in self._populated:
+            self._populated[table] = self._conn.execute(
+                f"SELECT 1 FROM {table} LIMIT 1").fetchone() is not None
+        return self._populated[table]
+
+    def _error(self, error: FormatError) -> None:
+        if len(self.errors) < MAX_ERRORS:
+            self.errors.append(error)
 
 
 def _conflict(entry: Entry, differing: tuple[Row, str, Any] | None) -> FormatError:
@@ -220,14 +320,94 @@ class _RaterRef:
     version: str
 
 
-class _Context:
-    """What the checks need to know of the project, loaded lazily and once."""
+def _parse_rows(texts: list[str]) -> list[tuple[bytes, bool]]:
+    """The stored labels (JSON) and compliance of each text; runs in a worker process."""
+    return [scan(text) for text in texts]
 
-    def __init__(self, project: Project) -> None:
-        self.conn = project.conn
+
+class _SectionParser:
+    """Template parsing of an import's texts, spread over the machine's cores.
+
+    Parsing is the costliest step of a large import, so texts go in chunks to worker processes
+    while the file is still being read and checked, and rows are written as their chunk comes
+    back. Small imports are parsed in this process: starting workers would cost more.
+    """
+
+    CHUNK = 500
+    PARALLEL_FROM = 2000
+
+    def __init__(self, expected: int) -> None:
+        self._parallel = CAN_FORK and expected >= self.PARALLEL_FROM
+        self._pending: list[tuple[str, Row, tuple[str, ...]]] = []
+        self._chunks: list[tuple[Future | list[tuple[bytes, bool]], list[Row], tuple[str, ...]]] = []
+        self._done = 0  # chunks whose results are in their rows
+        self._pool: ProcessPoolExecutor | None = None
+        self._count = 0
+
+    def parse(self, text: str, row: Row, *columns: str) -> None:
+        """Fill ``columns`` of ``row.stamps`` (stored labels, then compliance) from ``text``."""
+        row.parse_ticket = self._count
+        self._pending.append((text, row, columns))
+        self._count += 1
+        if len(self._pending) >= self.CHUNK:
+            self.flush()
+
+    def flush(self) -> None:
+        """Send the texts collected so far on their way."""
+        if not self._pending:
+            return
+        texts = [text for text, _, _ in self._pending]
+        rows = [row for _, row, _ in self._pending]
+        columns = self._pending[0][2]
+        if self._pool is None and self._parallel:
+            # Forked workers start at once and need nothing from __main__ (spawned ones re-import
+            # it, which breaks callers without a main file). They only run the pure-Python
+            # parser, never Qt or SQLite, so forking from the app's worker thread is safe.
+            self._pool = ProcessPoolExecutor(max(1, os.cpu_count() or 1),
+                                             mp_context=get_context("fork"))
+        work = _parse_rows(texts) if self._pool is None else self._pool.submit(_parse_rows, texts)
+        self._chunks.append((work, rows, columns))
+        self._pending = []
+
+    def wait(self, ticket: int) -> None:
+        """Block until the text with this ticket (and every one before it) is parsed."""
+        while self._done < len(self._chunks) and self._chunks[self._done][1][0].parse_ticket \
+                <= ticket:
+            work, rows, columns = self._chunks[self._done]
+            results = work.result() if isinstance(work, Future) else work
+            for row, result in zip(rows, results):
+                row.stamps.update(zip(columns, result))
+                row.parse_ticket = None
+            self._done += 1
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+
+class _Context:
+    """What the checks need to know of the project, loaded lazily and once.
+
+    It reads through a connection of its own: the import's own connection is busy writing on
+    another thread, and the checks are about what the project held before this import anyway.
+    """
+
+    def __init__(self, project: Project, expected: int) -> None:
+        self.conn = sqlite3.connect(f"{project.path.resolve().as_uri()}?mode=ro", uri=True,
+                                    check_same_thread=False)
         self._questions: dict[str, tuple[str, bool]] | None = None
         self._responses: dict[str, tuple[str, bool]] | None = None
         self.file_question_ids: set[str] = set()
+        self.variant_links: list[tuple[Record, str]] = []
+        self.sections = _SectionParser(expected)
+
+    def __enter__(self) -> "_Context":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.sections.close()
+        self.conn.close()
 
     @property
     def questions(self) -> dict[str, tuple[str, bool]]:
@@ -303,9 +483,13 @@ def _question(record: Record, context: _Context) -> Entry:
         "extra": formats.extra_fields(record, "questions"),
     }
     context.file_question_ids.add(qid)
+    if variant_of is not None:
+        context.variant_links.append((record, variant_of))
     # Parsed sections are derived data: written, but never compared with what is stored.
-    derived = {"reference_sections": parse_solution(reference).to_json() if reference else None}
-    return Entry(record, (qid,), [Row("questions", {"id": qid}, values, derived)])
+    row = Row("questions", {"id": qid}, values, {"reference_sections": None})
+    if reference:
+        context.sections.parse(reference, row, "reference_sections")
+    return Entry(record, (qid,), [row])
 
 
 def _answer_type(record: Record) -> str | None:
@@ -331,15 +515,11 @@ def _option_answer(record: Record, answer: str, options: dict[str, str]) -> str:
                                  f"{', '.join(options)} (give the letter)")
 
 
-def _check_variants(entries: list[Entry], context: _Context) -> list[FormatError]:
+def _check_variants(context: _Context) -> list[FormatError]:
+    """Variants must point at a question of this file or of the project."""
     known = context.file_question_ids | set(context.questions)
-    errors = []
-    for entry in entries:
-        base = entry.rows[0].values["variant_of"]
-        if base is not None and base not in known:
-            errors.append(entry.record.error("variant_of", f"no question {base!r} in this file "
-                                                           "or the project"))
-    return errors[:MAX_ERRORS]
+    return [record.error("variant_of", f"no question {base!r} in this file or the project")
+            for record, base in context.variant_links if base not in known][:MAX_ERRORS]
 
 
 def _response(record: Record, context: _Context) -> Entry:
@@ -353,11 +533,11 @@ def _response(record: Record, context: _Context) -> Entry:
         raise record.error("response", "is required but missing")
     # Files without response ids get a stable one, so importing them again adds nothing.
     response_id = formats.id_field(record, "id", required=False) or f"{question_id}@{model}"
-    parsed = parse_solution(text)
     values = {"question_id": question_id, "model": model, "response": text,
               "extra": formats.extra_fields(record, "responses")}
-    derived = {"sections": parsed.to_json(), "compliant": int(parsed.compliant)}
-    return Entry(record, (response_id,), [Row("responses", {"id": response_id}, values, derived)])
+    row = Row("responses", {"id": response_id}, values, {"sections": None, "compliant": 0})
+    context.sections.parse(text, row, "sections", "compliant")
+    return Entry(record, (response_id,), [row])
 
 
 def _assessment(record: Record, context: _Context, rater_field: str, rater_kind: str,

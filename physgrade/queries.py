@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass
 
 from physgrade.project import Project
 from physgrade.rubric import RUBRICS
-from physgrade.template import ParsedSolution
+from physgrade.template import ParsedSolution, from_stored
 
 #: Tables counted by :func:`project_info`, with the names users see.
 COUNTED = {"questions": "questions", "responses": "responses", "raters": "raters",
@@ -25,7 +25,8 @@ class RaterInfo:
     name: str
     kind: str
     prompt_version: str
-    responses: int
+    responses: int   # responses scored
+    questions: int   # questions given Bloom labels
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +35,7 @@ class ProjectInfo:
     schema_version: int
     counts: dict[str, int]
     models: dict[str, int]
+    compliant_by_model: dict[str, int]
     topics: dict[str, int]
     raters: list[RaterInfo]
     compliant_responses: int
@@ -56,16 +58,19 @@ def project_info(project: Project) -> ProjectInfo:
     conn = project.conn
     counts = {table: conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
               for table in COUNTED}
-    models = dict(conn.execute("SELECT model, COUNT(*) FROM responses GROUP BY model "
-                               "ORDER BY model"))
+    per_model = conn.execute("SELECT model, COUNT(*), SUM(compliant) FROM responses "
+                             "GROUP BY model ORDER BY model").fetchall()
+    models = {model: count for model, count, _ in per_model}
+    compliant_by_model = {model: compliant for model, _, compliant in per_model}
     topics = dict(conn.execute("SELECT coalesce(topic, '(none)'), COUNT(*) FROM questions "
                                "GROUP BY topic ORDER BY topic"))
     raters = [RaterInfo(*row) for row in conn.execute(
         "SELECT r.name, r.kind, r.prompt_version, (SELECT COUNT(*) FROM assessments a "
-        "WHERE a.rater_id = r.id) FROM raters r ORDER BY r.kind, r.name, r.prompt_version")]
-    compliant = conn.execute("SELECT COUNT(*) FROM responses WHERE compliant = 1").fetchone()[0]
-    return ProjectInfo(str(project.path), project.schema_version, counts, models, topics, raters,
-                       compliant, graded_responses(project))
+        "WHERE a.rater_id = r.id), (SELECT COUNT(*) FROM bloom_labels b WHERE b.annotator_id = "
+        "r.id) FROM raters r ORDER BY r.kind, r.name, r.prompt_version")]
+    return ProjectInfo(str(project.path), project.schema_version, counts, models,
+                       compliant_by_model, topics, raters, sum(compliant_by_model.values()),
+                       graded_responses(project))
 
 
 def graded_responses(project: Project) -> int:
@@ -140,7 +145,7 @@ def question_detail(project: Project, question_id: str) -> QuestionDetail | None
     if row is None:
         return None
     responses = [ResponseSummary(rid, model, bool(compliant), text,
-                                 ParsedSolution.from_json(sections))
+                                 from_stored(text, sections))
                  for rid, model, compliant, text, sections in project.conn.execute(
                      "SELECT id, model, compliant, response, sections FROM responses "
                      "WHERE question_id = ? ORDER BY model, id", (question_id,))]
@@ -148,5 +153,5 @@ def question_detail(project: Project, question_id: str) -> QuestionDetail | None
      variant_of, region) = row
     return QuestionDetail(qid, kind, topic, text, json.loads(options) if options else None,
                           answer, unit, reference,
-                          ParsedSolution.from_json(sections) if sections else None, cognitive,
+                          from_stored(reference, sections) if sections else None, cognitive,
                           knowledge, variant_of, region, responses)

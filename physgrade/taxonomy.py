@@ -6,6 +6,8 @@ so that filters and reports group correctly.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 KINDS = ("problem", "conceptual")
 TOPICS = ("Introduction", "Mechanics", "Electricity & Magnetism", "Thermodynamics",
           "Waves & Acoustics", "Optics", "Modern Physics")
@@ -46,6 +48,7 @@ _ALIASES: dict[tuple[str, ...], dict[str, str]] = {
 }
 
 
+@lru_cache(maxsize=4096)  # imports ask the same few spellings thousands of times
 def normalize(value: str, vocabulary: tuple[str, ...]) -> str | None:
     """The canonical term for ``value``, or None if it is not a spelling of any."""
     key = _key(value)

@@ -18,17 +18,21 @@ one pass of one compiled expression and the rest works on the few matches only.
 
 from __future__ import annotations
 
-import json
 import re
+import sys
+from array import array
 from bisect import bisect_left
 from dataclasses import dataclass
 
-__all__ = ["Span", "Step", "ParsedSolution", "parse_solution", "section_text"]
+__all__ = ["Span", "Step", "ParsedSolution", "parse_solution", "scan", "from_stored", "section_text"]
 
 
 @dataclass(frozen=True, slots=True)
 class Span:
-    """A half-open character range [start, end) of the original text (the content after the label, stripped of surrounding whitespace)."""
+    """A half-open character range [start, end) of the original text.
+
+    It covers a part's content after its label, stripped of surrounding whitespace.
+    """
 
     start: int
     end: int
@@ -36,7 +40,8 @@ class Span:
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """One solution step; ``parts`` maps reasoning/general_formula/substitution/calculation/result to spans."""
+    """One solution step; ``parts`` maps reasoning, general_formula, substitution, calculation
+    and result to spans."""
 
     number: int  # as written, or the running count when unnumbered
     span: Span  # the whole step's content
@@ -45,7 +50,7 @@ class Step:
 
 @dataclass(frozen=True, slots=True)
 class ParsedSolution:
-    """Where the template's parts sit in one text; offsets only, so it is cheap to store."""
+    """Where the template's parts sit in one text, as character offsets into it."""
 
     formulation: Span | None
     formulation_parts: dict[str, Span]
@@ -56,49 +61,16 @@ class ParsedSolution:
     @property
     def compliant(self) -> bool:
         """Whether formulation, solution and final answer are labelled, non-empty and in that order."""
-        f, s, a = self.formulation, self.solution, self.final_answer
-        if f is None or s is None or a is None:
-            return False
-        if f.start == f.end or s.start == s.end or a.start == a.end:
-            return False
-        return f.end <= s.start and s.end <= a.start
+        return _compliant(self.formulation, self.solution, self.final_answer)
 
-    def to_json(self) -> str:
-        """Compact JSON for the database; absent parts are left out rather than stored as null."""
-        data: dict[str, object] = {}
-        if self.formulation is not None:
-            data["f"] = [self.formulation.start, self.formulation.end]
-        if self.formulation_parts:
-            data["fp"] = {k: [v.start, v.end] for k, v in self.formulation_parts.items()}
-        if self.solution is not None:
-            data["s"] = [self.solution.start, self.solution.end]
-        if self.steps:
-            data["st"] = [
-                [st.number, st.span.start, st.span.end, {k: [v.start, v.end] for k, v in st.parts.items()}]
-                for st in self.steps
-            ]
-        if self.final_answer is not None:
-            data["a"] = [self.final_answer.start, self.final_answer.end]
-        return json.dumps(data, separators=(",", ":"))
 
-    @classmethod
-    def from_json(cls, data: str) -> ParsedSolution:
-        """Rebuild exactly what :meth:`to_json` stored."""
-        raw = json.loads(data)
-
-        def span(pair: list[int] | None) -> Span | None:
-            return None if pair is None else Span(pair[0], pair[1])
-
-        def spans(mapping: dict[str, list[int]]) -> dict[str, Span]:
-            return {k: Span(v[0], v[1]) for k, v in mapping.items()}
-
-        return cls(
-            formulation=span(raw.get("f")),
-            formulation_parts=spans(raw.get("fp", {})),
-            solution=span(raw.get("s")),
-            steps=tuple(Step(n, Span(s, e), spans(p)) for n, s, e, p in raw.get("st", ())),
-            final_answer=span(raw.get("a")),
-        )
+def _compliant(formulation: Span | None, solution: Span | None, final: Span | None) -> bool:
+    """The study's template compliance: three labelled, non-empty sections, in order."""
+    if formulation is None or solution is None or final is None:
+        return False
+    if formulation.start == formulation.end or solution.start == solution.end or final.start == final.end:
+        return False
+    return formulation.end <= solution.start and solution.end <= final.start
 
 
 # --- the label expression -------------------------------------------------------------------
@@ -109,6 +81,9 @@ class ParsedSolution:
 # title after the label. Numbered list items (candidate steps) may be indented by one space at
 # most: models indent the sub-lists inside a step by two to four.
 #
+# Repetitions are possessive (*+) so that no line, however degenerate, makes the engine backtrack
+# over it more than once: small models sometimes emit thousands of dashes, spaces or newlines.
+#
 # Speed: the regex engine skips an alternative at once when its first item is a plain character
 # class that fails, but not when it starts with a group or a case-insensitive literal. So every
 # alternative starts with its first letter as a class like [Gg], and the named group that tells
@@ -118,8 +93,8 @@ class ParsedSolution:
 _LABEL_WORDS: tuple[tuple[str, str], ...] = (
     ("formulation", r"problem[ \t]+formulation"),
     ("formulation", r"formulation"),
-    ("solution", r"step[ \t]*-?[ \t]*by[ \t]*-?[ \t]*step[ \t]+(?:detailed[ \t]+)?solutions?"),
-    ("solution", r"detailed[ \t]+(?:step[ \t]*-?[ \t]*by[ \t]*-?[ \t]*step[ \t]+)?solutions?"),
+    ("solution", r"step[ \t]*+-?[ \t]*+by[ \t]*+-?[ \t]*+step[ \t]+(?:detailed[ \t]+)?solutions?"),
+    ("solution", r"detailed[ \t]+(?:step[ \t]*+-?[ \t]*+by[ \t]*+-?[ \t]*+step[ \t]+)?solutions?"),
     ("solution", r"solutions?"),
     ("final", r"final[ \t]+answers?"),
     ("answer", r"answers?"),
@@ -144,19 +119,19 @@ def _alternative(group: str, words: str) -> str:
 _KIND_OF_GROUP = {f"{kind}{i}": kind for i, (kind, _) in enumerate(_LABEL_WORDS)}
 _KIND_OF_GROUP |= {"step": "step", "item": "item"}
 
-_RULE = r"[ \t\r\-*_]*"  # a blank line or a markdown horizontal rule ("---", "* * *")
-_SETEXT = r"(?:\n[ \t]*(?:-{3,}|={3,})[ \t\r]*$)?"  # the underline of a "Label\n-----" heading
-_PREFIX = r"[ \t>]*(?:(?P<hash>\#{1,6})[ \t]*)?[*_+\- \t]*"
+_RULE = r"[ \t\r\-*_]*+"  # a blank line or a markdown horizontal rule ("---", "* * *")
+_SETEXT = r"(?:\n[ \t]*+(?:-{3,}+|={3,}+)[ \t\r]*+$)?"  # the underline of a "Label\n-----" heading
+_PREFIX = r"[ \t>]*+(?:(?P<hash>\#{1,6})[ \t]*+)?[*_+\- \t]*+"
 _HEADING_TITLE = r"(?(hash)\b[^\n]*|(?!))"  # "## Solution using energy": the title is label, not content
-_SEP = rf"(?: [*_]*[ \t]*(?: [:：][*_]* | [-–—](?=[ \t]) | [*_\#\t \r]*${_SETEXT} ) | {_HEADING_TITLE} )[ \t]*"
-_STEP_SEP = rf"""(?: [*_]*[ \t]*(?: [:：)][*_]* | \.(?!\d)[*_]* | [-–—](?=[ \t]) | [*_\#\t \r]*${_SETEXT} )
-                   | (?:\*\*|__) | {_HEADING_TITLE} )[ \t]*"""
+_SEP = rf"(?: [*_]*+[ \t]*+(?: [:：][*_]*+ | [-–—](?=[ \t]) | [*_\#\t \r]*+${_SETEXT} ) | {_HEADING_TITLE} )[ \t]*+"
+_STEP_SEP = rf"""(?: [*_]*+[ \t]*+(?: [:：)][*_]*+ | \.(?!\d)[*_]*+ | [-–—](?=[ \t]) | [*_\#\t \r]*+${_SETEXT} )
+                   | (?:\*\*|__) | {_HEADING_TITLE} )[ \t]*+"""
 _BODY = rf"""
 (?:
   {_PREFIX}
   (?:
       (?: {" | ".join(_alternative(f"{kind}{i}", words) for i, (kind, words) in enumerate(_LABEL_WORDS))} ) {_SEP}
-    | [Ss](?P<step>(?i:tep)(?:[ \t]*\d{{1,4}})?) {_STEP_SEP}
+    | [Ss](?P<step>(?i:tep)(?:[ \t]*+\d{{1,4}})?) {_STEP_SEP}
   )
 | [ ]?(?:\*\*|__)?(?P<item>\d{{1,3}})[.)](?:\*\*|__)?(?=[ \t])
 )
@@ -164,13 +139,19 @@ _BODY = rf"""
 _FLAGS = re.MULTILINE | re.VERBOSE
 # Two forms of one expression: the one that starts with a literal "\n" lets the regex engine jump
 # from line to line; the other covers the first line of the text. A match of the first form starts
-# right after the previous non-blank line, so the content before it needs little stripping.
+# right after the previous content line, taking in up to three blank lines or horizontal rules
+# ("---") that models put between sections, so the content before it needs little stripping.
 _FIRST_LINE = re.compile(_BODY, _FLAGS)
-_OTHER_LINES = re.compile(rf"\n(?:{_RULE}\n)*" + _BODY, _FLAGS)
+_OTHER_LINES = re.compile(rf"\n(?:{_RULE}\n){{0,3}}+" + _BODY, _FLAGS)
+# The kind group is the last to close, so a match's lastindex names it (by number: faster).
+_KIND_OF_INDEX = {index: _KIND_OF_GROUP[name] for name, index in _OTHER_LINES.groupindex.items()
+                  if name in _KIND_OF_GROUP}
 
 _TOP = frozenset(("formulation", "solution", "final"))
 _FORMULATION_PARTS = frozenset(("given", "find", "approach", "assumptions"))
 _STEP_PARTS = frozenset(("reasoning", "general_formula", "substitution", "calculation", "result"))
+# A repeated label this close after an empty one replaces it (bounds the work on degenerate text).
+_MERGE_GAP = 80
 _STEP_NUMBER = re.compile(r"(?i:step)[ \t]*(\d*)|(\d+)")  # in a step label, or a list item's number
 
 # Building frozen dataclasses through their __init__ costs about a microsecond each on the study
@@ -194,7 +175,9 @@ def _span(text: str, start: int, end: int) -> Span:
         end -= 1
     if text.endswith("**", start, end) and text.count("**", start, end) % 2:
         # "**Final Answer: 5 m/s**": the bold opened before the label closes here
-        return _span(text, start, end - 2)
+        end -= 2
+        while end > start and text[end - 1].isspace():
+            end -= 1
     span = _new(Span)
     _set_start(span, start)
     _set_end(span, end)
@@ -203,10 +186,16 @@ def _span(text: str, start: int, end: int) -> Span:
 
 # A label as found: (kind, boundary, content start). The boundary is where the label's line
 # begins (its preceding newline), which is where the content before it ends.
-_Label = tuple[str, int, int]
+Label = tuple[str, int, int]
+
+# Stored label kinds are these codes (see scan): append new kinds, never reorder.
+_KINDS = ("formulation", "solution", "final", "answer", "given", "find", "approach", "assumptions",
+          "reasoning", "general_formula", "substitution", "calculation", "result", "step", "item")
+_KIND_CODE = {kind: code for code, kind in enumerate(_KINDS)}
+_BIG_ENDIAN = sys.byteorder == "big"
 
 
-def _parts(text: str, labels: list[_Label], starts: list[int], lo: int, hi: int) -> dict[str, Span]:
+def _parts(text: str, labels: list[Label], starts: list[int], lo: int, hi: int) -> dict[str, Span]:
     """Sub-part spans of the labels in [lo, hi): each runs to the next sub-label; the first of a kind wins."""
     i, j = bisect_left(starts, lo), bisect_left(starts, hi)
     parts: dict[str, Span] = {}
@@ -217,8 +206,39 @@ def _parts(text: str, labels: list[_Label], starts: list[int], lo: int, hi: int)
     return parts
 
 
-def parse_solution(text: str) -> ParsedSolution:
-    """Locate the template's sections, sub-parts and steps in ``text``.
+def find_labels(text: str) -> list[Label]:
+    """Every label line of ``text``, in order: the one costly step of parsing (one regex pass)."""
+    kind_of = _KIND_OF_INDEX
+    found = [(kind_of[m.lastindex],) + m.span() for m in _OTHER_LINES.finditer(text)]  # type: ignore[index]
+    if first := _FIRST_LINE.match(text):
+        found.insert(0, (kind_of[first.lastindex], 0, first.end()))  # type: ignore[index]
+    return found
+
+
+@dataclass(slots=True)
+class _Layout:
+    """The three top-level sections and the labels inside them, before sub-parts are cut."""
+
+    formulation: Span | None
+    formulation_bounds: tuple[int, int]  # from its label's line to its last content
+    solution: Span | None
+    lo: int  # where steps may start
+    hi: int  # where steps must end
+    final_answer: Span | None
+    fparts: list[Label]
+    sparts: list[Label]
+    steps: list[tuple[int | None, int, int]]
+    items: list[tuple[int | None, int, int]]
+    top_starts: list[int]
+
+    @property
+    def compliant(self) -> bool:
+        """Whether formulation, solution and final answer are labelled, non-empty and in that order."""
+        return _compliant(self.formulation, self.solution, self.final_answer)
+
+
+def _layout(text: str, found: list[Label]) -> _Layout:
+    """Place the top-level sections.
 
     Rules that matter to users:
     - the first label of each section kind opens that section; later ones of the same kind are
@@ -231,19 +251,14 @@ def parse_solution(text: str) -> ParsedSolution:
     - ``Step N`` labels outside a labelled solution section still give steps, but no compliance;
     - numbered list items become steps only inside a labelled solution with no ``Step N`` labels.
     """
-    kind_of = _KIND_OF_GROUP
-    found = [(kind_of[m.lastgroup], m.start(), m.end()) for m in _OTHER_LINES.finditer(text)]  # type: ignore[index]
-    if first := _FIRST_LINE.match(text):
-        found.insert(0, (kind_of[first.lastgroup], 0, first.end()))  # type: ignore[index]
-
     tops: dict[str, list[int]] = {}  # kind -> [boundary, content start]
     last_top = ""
-    fparts: list[_Label] = []
-    sparts: list[_Label] = []
+    fparts: list[Label] = []
+    sparts: list[Label] = []
     steps: list[tuple[int | None, int, int]] = []
     items: list[tuple[int | None, int, int]] = []
     first_kind = ""
-    last_label: _Label | None = None
+    last_label: Label | None = None
     for label in found:
         kind, at, content = label
         if kind == "item":
@@ -258,7 +273,8 @@ def parse_solution(text: str) -> ParsedSolution:
             if seen is None:
                 tops[kind] = [at, content]
                 last_top = kind
-            elif kind == last_top and not text[seen[1] : at].strip(" \t\r\n*_#>-"):
+            elif (kind == last_top and at - seen[1] < _MERGE_GAP
+                  and not text[seen[1]:at].strip(" \t\r\n*_#>-")):
                 seen[1] = content
         elif kind in _FORMULATION_PARTS:
             fparts.append(label)
@@ -280,12 +296,12 @@ def parse_solution(text: str) -> ParsedSolution:
         return next((s for s in top_starts if s > at), n)
 
     formulation = solution = final_answer = None
-    formulation_parts: dict[str, Span] = {}
+    formulation_bounds = (0, 0)
     if f := tops.get("formulation"):
         end = section_end(f[0])
         end = next((s[1] for s in steps if f[0] < s[1] < end), end)
+        formulation_bounds = (f[0], end)
         formulation = _span(text, f[1], end)
-        formulation_parts = _parts(text, fparts, [lab[1] for lab in fparts], f[0], end)
 
     if s := tops.get("solution"):
         lo, hi = s[1], section_end(s[0])
@@ -295,9 +311,25 @@ def parse_solution(text: str) -> ParsedSolution:
         if (a := tops.get("final")) and a[0] >= lo:
             hi = a[0]
 
-    chosen = [st for st in steps if lo <= st[1] < hi]
-    if not chosen and solution is not None:
-        chosen = [it for it in items if lo <= it[1] < hi]
+    if a := tops.get("final"):
+        final_answer = _span(text, a[1], section_end(a[0]))
+    return _Layout(formulation, formulation_bounds, solution, lo, hi, final_answer, fparts, sparts,
+                   steps, items, top_starts)
+
+
+def _assemble(text: str, found: list[Label]) -> ParsedSolution:
+    """Cut the sections, their sub-parts and the steps from the labels found in ``text``."""
+    layout = _layout(text, found)
+    formulation_parts: dict[str, Span] = {}
+    if layout.formulation is not None:
+        fparts = layout.fparts
+        formulation_parts = _parts(text, fparts, [lab[1] for lab in fparts],
+                                   *layout.formulation_bounds)
+    lo, hi = layout.lo, layout.hi
+    chosen = [st for st in layout.steps if lo <= st[1] < hi]
+    if not chosen and layout.solution is not None:
+        chosen = [it for it in layout.items if lo <= it[1] < hi]
+    sparts = layout.sparts
     spart_starts = [lab[1] for lab in sparts]
     parsed_steps = []
     for i, (_, at, content) in enumerate(chosen):
@@ -311,11 +343,38 @@ def parse_solution(text: str) -> ParsedSolution:
                 _parts(text, sparts, spart_starts, at, stop),
             )
         )
+    return ParsedSolution(layout.formulation, formulation_parts, layout.solution,
+                          tuple(parsed_steps), layout.final_answer)
 
-    if a := tops.get("final"):
-        final_answer = _span(text, a[1], section_end(a[0]))
 
-    return ParsedSolution(formulation, formulation_parts, solution, tuple(parsed_steps), final_answer)
+def parse_solution(text: str) -> ParsedSolution:
+    """Locate the template's sections, sub-parts and steps in ``text`` (see :func:`_layout`)."""
+    return _assemble(text, find_labels(text))
+
+
+def scan(text: str) -> tuple[bytes, bool]:
+    """What an import stores of a text: its labels, packed, and template compliance.
+
+    Storing label positions rather than every section keeps imports fast (sub-parts and steps
+    are cut only when a text is read, by :func:`from_stored`) and stays correct whatever the
+    assembly rules become. Each label is three little-endian uint32: kind code, line start,
+    content start.
+    """
+    found = find_labels(text)
+    packed = array("I", [v for kind, at, content in found for v in (_KIND_CODE[kind], at, content)])
+    if _BIG_ENDIAN:
+        packed.byteswap()
+    return packed.tobytes(), _layout(text, found).compliant
+
+
+def from_stored(text: str, stored: bytes) -> ParsedSolution:
+    """The parsed solution of ``text`` from what :func:`scan` stored for it."""
+    flat = array("I")
+    flat.frombytes(stored)
+    if _BIG_ENDIAN:
+        flat.byteswap()
+    found = [(_KINDS[flat[i]], flat[i + 1], flat[i + 2]) for i in range(0, len(flat), 3)]
+    return _assemble(text, found)
 
 
 def section_text(text: str, span: Span | None) -> str:

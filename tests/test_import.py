@@ -6,6 +6,7 @@ from conftest import PREFS_FULL, mc_question, question, response, write_jsonl
 from physgrade.formats import FormatError, ImportErrors
 from physgrade.importer import import_file
 from physgrade.tasks import Cancelled, Task
+from physgrade.template import from_stored
 
 
 def count(project, table):
@@ -27,8 +28,8 @@ def test_questions_are_imported_with_parsed_reference_and_extra_fields(project, 
     row = project.db["questions"].get("q-1")
     assert row["kind"] == "problem" and row["topic"] == "Mechanics"
     assert json.loads(row["extra"]) == {"difficulty": 3, "source": "chapter 2"}
-    sections = json.loads(row["reference_sections"])
-    assert sections  # the template parser found the reference's parts
+    reference = from_stored(row["reference_solution"], row["reference_sections"])
+    assert reference.compliant and len(reference.steps) == 1
     mc = project.db["questions"].get("q-mc")
     assert json.loads(mc["options"])["C"] == "both" and mc["answer"] == "C"
 

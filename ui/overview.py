@@ -9,63 +9,20 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QAbstractItemView, QFrame, QGridLayout, QHBoxLayout, QHeaderView,
-                               QLabel, QProgressBar, QScrollArea, QSizePolicy, QTableWidget,
-                               QTableWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QFrame, QGridLayout, QHBoxLayout, QProgressBar, QScrollArea,
+                               QVBoxLayout, QWidget)
 
 from physgrade.queries import COUNTED, ProjectInfo
+from physgrade_ui.widgets import SmallTable, label
 
 #: The tables counted on cards, in reading order.
 CARDS = ("questions", "responses", "assessments", "judge_reviews", "bloom_labels")
 RATER_KINDS = {"human": "Person", "llm": "LLM judge", "rules": "Rules"}
 
 
-def label(text: str, role: str | None = None, parent: QWidget | None = None) -> QLabel:
-    """A QLabel styled by role (see :mod:`physgrade_ui.style`)."""
-    widget = QLabel(text, parent)
-    if role:
-        widget.setProperty("role", role)
-    return widget
-
-
 def share_text(part: int, whole: int, what: str) -> str:
     percent = f" ({part / whole:.0%})" if whole else ""
     return f"{part:,} of {whole:,} responses {what}{percent}"
-
-
-class SmallTable(QTableWidget):
-    """A read-only table that is as tall as its rows, so the page scrolls rather than the table."""
-
-    def __init__(self, headers: list[str], parent: QWidget | None = None) -> None:
-        super().__init__(0, len(headers), parent)
-        self.setHorizontalHeaderLabels(headers)
-        self.verticalHeader().hide()
-        self.setShowGrid(False)
-        self.setAlternatingRowColors(True)
-        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
-        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
-        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        header = self.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        header.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-
-    def fill(self, rows: list[tuple[str | int, ...]]) -> None:
-        self.setRowCount(len(rows))
-        for r, row in enumerate(rows):
-            for c, value in enumerate(row):
-                item = QTableWidgetItem(f"{value:,}" if isinstance(value, int) else value)
-                if isinstance(value, int):
-                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight
-                                          | Qt.AlignmentFlag.AlignVCenter)
-                self.setItem(r, c, item)
-        self.resizeRowsToContents()
-        height = self.horizontalHeader().height() + 2 * self.frameWidth()
-        height += sum(self.rowHeight(r) for r in range(len(rows)))
-        self.setFixedHeight(height)
 
 
 class Card(QFrame):
@@ -82,23 +39,17 @@ class Card(QFrame):
         layout.addWidget(label(name, "muted", self))
 
 
-class ShareBar(QWidget):
-    """A progress bar with its "N of M" sentence beside it."""
+class ShareBar:
+    """A progress bar with its title before and its "N of M" sentence after, as one grid row
+    (so that the bars of several rows line up)."""
 
-    def __init__(self, title: str, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.bar = QProgressBar(self)
+    def __init__(self, title: str, grid: QGridLayout, row: int, parent: QWidget) -> None:
+        self.bar = QProgressBar(parent)
         self.bar.setTextVisible(False)
-        self.caption = label("", "muted", self)
-        layout = QGridLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.setHorizontalSpacing(16)
-        layout.addWidget(label(title, None, self), 0, 0)
-        layout.addWidget(self.bar, 0, 1)
-        layout.addWidget(self.caption, 0, 2)
-        layout.setColumnMinimumWidth(0, 150)
-        layout.setColumnStretch(1, 1)
-        layout.setColumnMinimumWidth(2, 300)
+        self.caption = label("", "muted", parent)
+        grid.addWidget(label(title, None, parent), row, 0)
+        grid.addWidget(self.bar, row, 1)
+        grid.addWidget(self.caption, row, 2)
 
     def show_share(self, part: int, whole: int, what: str) -> None:
         self.bar.setRange(0, max(whole, 1))
@@ -120,10 +71,15 @@ class OverviewPage(QScrollArea):
         self.path = label("", "muted", content)
         self.path.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.cards = {key: Card(COUNTED[key].capitalize(), content) for key in CARDS}
-        self.graded = ShareBar("Graded by a person", content)
-        self.compliant = ShareBar("Template-compliant", content)
-        self.models = SmallTable(["Model", "Responses"], content)
-        self.raters = SmallTable(["Rater", "Kind", "Prompt version", "Responses scored"], content)
+        shares = QGridLayout()
+        shares.setHorizontalSpacing(16)
+        shares.setVerticalSpacing(10)
+        shares.setColumnStretch(1, 1)
+        self.graded = ShareBar("Graded by a person", shares, 0, content)
+        self.compliant = ShareBar("Template-compliant", shares, 1, content)
+        self.models = SmallTable(["Model", "Responses", "Template-compliant"], content)
+        self.raters = SmallTable(["Rater", "Kind", "Prompt version", "Responses scored",
+                                  "Questions labelled"], content)
         self.topics = SmallTable(["Topic", "Questions"], content)
 
         cards = QHBoxLayout()
@@ -150,8 +106,7 @@ class OverviewPage(QScrollArea):
         layout.addSpacing(10)
         layout.addLayout(cards)
         layout.addSpacing(14)
-        layout.addWidget(self.graded)
-        layout.addWidget(self.compliant)
+        layout.addLayout(shares)
         layout.addSpacing(14)
         layout.addLayout(tables)
         layout.addStretch(1)
@@ -165,7 +120,8 @@ class OverviewPage(QScrollArea):
         responses = info.counts["responses"]
         self.graded.show_share(info.graded_responses, responses, "graded")
         self.compliant.show_share(info.compliant_responses, responses, "follow the template")
-        self.models.fill(list(info.models.items()))
+        self.models.fill([(model, count, info.compliant_by_model[model] / count)
+                          for model, count in info.models.items()])
         self.raters.fill([(r.name, RATER_KINDS.get(r.kind, r.kind), r.prompt_version or "—",
-                           r.responses) for r in info.raters])
+                           r.responses, r.questions) for r in info.raters])
         self.topics.fill(list(info.topics.items()))

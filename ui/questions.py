@@ -6,10 +6,12 @@ from typing import Any, Callable
 
 from PySide6.QtCore import (QAbstractTableModel, QItemSelectionModel, QModelIndex,
                             QPersistentModelIndex, QSortFilterProxyModel, Qt)
+from PySide6.QtGui import QFont, QFontMetrics, QShowEvent
 from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLineEdit, QSplitter, QTableView,
                                QTextBrowser, QVBoxLayout, QWidget)
 
 from physgrade.queries import QuestionDetail, QuestionRow
+from physgrade_ui import style
 from physgrade_ui.reading import DOCUMENT_CSS, PLACEHOLDER, question_html
 
 Index = QModelIndex | QPersistentModelIndex
@@ -20,15 +22,17 @@ def variant_text(row: QuestionRow) -> str:
     return " · ".join(filter(None, (row.variant_of, row.region)))
 
 
+HEADER_SLACK = 28  # header padding and the sort arrow, in pixels
+
 #: (header, value of a row); numbers stay numbers so that sorting is numeric.
 COLUMNS: tuple[tuple[str, Callable[[QuestionRow], str | int]], ...] = (
     ("ID", lambda r: r.id),
     ("Topic", lambda r: r.topic or ""),
     ("Kind", lambda r: r.kind),
     ("Bloom level", lambda r: r.bloom_cognitive or ""),
-    ("Knowledge type", lambda r: r.bloom_knowledge or ""),
+    ("Knowledge", lambda r: r.bloom_knowledge or ""),
     ("Responses", lambda r: r.responses),
-    ("Variant / region", variant_text),
+    ("Variant", variant_text),
 )
 
 
@@ -103,8 +107,9 @@ class QuestionsPage(QSplitter):
         self.table.verticalHeader().hide()
         self.table.verticalHeader().setDefaultSectionSize(30)
         header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
+        header.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
         self.table.selectionModel().currentRowChanged.connect(self._show_current)
         self.filter.returnPressed.connect(self.table.setFocus)
 
@@ -127,18 +132,42 @@ class QuestionsPage(QSplitter):
         reading_layout.addWidget(self.reader)
         self.addWidget(listing)
         self.addWidget(reading)
-        self.setStretchFactor(0, 1)
-        self.setStretchFactor(1, 1)
         self.setChildrenCollapsible(False)
+        reading.setMinimumWidth(380)
+        self._sized = False
+
+    def showEvent(self, event: QShowEvent) -> None:
+        """Split about 3:2 once the real width is known: the list has seven columns to show."""
+        super().showEvent(event)
+        if not self._sized:
+            self._sized = True
+            self.setSizes([self.width() * 62 // 100, self.width() * 38 // 100])
 
     def show_rows(self, rows: list[QuestionRow]) -> None:
         """Replace the list, keeping the selected question selected if it still exists."""
         current = self.current_id()
         self.model.set_rows(rows)
+        self._fit_columns()
         if not self.select(current) and self.proxy.rowCount():
             self.table.selectRow(0)
         if self.current_id() is None:
             self.reader.setHtml(PLACEHOLDER)
+
+    def _fit_columns(self) -> None:
+        """Size columns to their content and header text.
+
+        Qt's own fit reserves room for the sort arrow in every header, which would push the
+        last column off a laptop screen; only the sorted column needs it, and it fits in the
+        slack given here.
+        """
+        header = self.table.horizontalHeader()
+        font = QFont(header.font())
+        font.setPointSize(style.HEADER_POINT_SIZE)
+        font.setBold(True)
+        metrics = QFontMetrics(font)
+        for column, (title, _) in enumerate(COLUMNS[:-1]):
+            header.resizeSection(column, max(self.table.sizeHintForColumn(column),
+                                             metrics.horizontalAdvance(title) + HEADER_SLACK))
 
     def current_id(self) -> str | None:
         index = self.table.selectionModel().currentIndex()

@@ -19,6 +19,9 @@ STEP_PARTS = (("reasoning", "Reasoning"), ("general_formula", "General formula")
               ("substitution", "Substitution"), ("calculation", "Calculation"),
               ("result", "Result"))
 
+LABEL_WIDTH = 140  # one width for every labelled table, so their columns line up
+OPTION_WIDTH = 24
+
 #: Qt's rich text understands a subset of CSS 2; this stays inside it.
 DOCUMENT_CSS = f"""
 body {{ color: {style.TEXT}; }}
@@ -41,11 +44,12 @@ def text(value: str | None) -> str:
     return escape(value or "").replace("\n", "<br>")
 
 
-def labelled_rows(rows: list[tuple[str, str]]) -> str:
+def labelled_rows(rows: list[tuple[str, str]], width: int = LABEL_WIDTH) -> str:
     """A two-column table of (label, already escaped HTML) pairs; nothing for no rows."""
     if not rows:
         return ""
-    body = "".join(f'<tr><td class="label" valign="top">{escape(label)}</td><td>{value}</td></tr>'
+    body = "".join(f'<tr><td class="label" valign="top" width="{width}">'
+                   f'{escape(label).replace(" ", "&nbsp;")}</td><td>{value}</td></tr>'
                    for label, value in rows)
     return f'<table cellspacing="0" cellpadding="3">{body}</table>'
 
@@ -75,7 +79,7 @@ def _question(detail: QuestionDetail) -> str:
         parts.append(labelled_rows([
             (letter, f'<span class="correct">{text(option)} ✓</span>'
              if letter == detail.answer else text(option))
-            for letter, option in detail.options.items()]))
+            for letter, option in detail.options.items()], OPTION_WIDTH))
     answer = [("Answer", text(detail.answer))] if detail.answer else []
     if detail.unit:
         answer.append(("Unit", text(detail.unit)))
@@ -117,7 +121,7 @@ def _responses(responses: list[ResponseSummary]) -> str:
     for response in responses:
         tag = ('<span class="good">&nbsp;template-compliant&nbsp;</span>' if response.compliant
                else '<span class="warn">&nbsp;not compliant&nbsp;</span>')
-        parts.append(f'<h4><span style="color:{style.TEXT}">{escape(response.model)}</span>'
+        parts.append(f'<hr><h4><span style="color:{style.TEXT}">{escape(response.model)}</span>'
                      f'&nbsp;&nbsp;<span class="meta">{escape(response.id)}</span>'
                      f"&nbsp;&nbsp;{tag}</h4><p>{text(response.text)}</p>")
     return "".join(parts)

@@ -6,7 +6,7 @@ same few colours.
 
 from __future__ import annotations
 
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QColor, QFont, QPalette
 from PySide6.QtWidgets import QApplication
 
 ACCENT = "#2d6cb5"
@@ -14,6 +14,7 @@ TEXT = "#1f2328"
 MUTED = "#5f6873"
 BORDER = "#d5d9de"
 SURFACE = "#ffffff"
+ALTERNATE = "#f7f8fa"
 BACKGROUND = "#f4f5f7"
 GOOD = "#1f7a4d"
 GOOD_BACKGROUND = "#e3f3ea"
@@ -21,10 +22,9 @@ WARN = "#8a5a00"
 WARN_BACKGROUND = "#fbefd6"
 
 BASE_POINT_SIZE = 10
+HEADER_POINT_SIZE = 9
 
 STYLESHEET = f"""
-QMainWindow, QDialog {{ background: {BACKGROUND}; }}
-QWidget {{ color: {TEXT}; }}
 QLabel[role="muted"] {{ color: {MUTED}; }}
 QLabel[role="title"] {{ font-size: 15pt; font-weight: 600; }}
 QLabel[role="section"] {{ font-size: 11pt; font-weight: 600; padding-top: 6px; }}
@@ -46,10 +46,12 @@ QTableView, QTableWidget, QTextBrowser, QPlainTextEdit, QLineEdit, QComboBox {{
 }}
 QLineEdit, QComboBox {{ padding: 5px 7px; }}
 QLineEdit:focus, QPlainTextEdit:focus, QComboBox:focus {{ border: 1px solid {ACCENT}; }}
-QTableView {{ gridline-color: {BORDER}; alternate-background-color: #f8f9fa; }}
+QTableView {{ gridline-color: {BORDER}; }}
+QTableView::item {{ padding: 0 3px; }}
 QHeaderView::section {{
     background: {BACKGROUND}; color: {MUTED}; border: none;
-    border-bottom: 1px solid {BORDER}; padding: 6px 8px; font-weight: 600;
+    border-bottom: 1px solid {BORDER}; padding: 6px 6px; font-weight: 600;
+    font-size: {HEADER_POINT_SIZE}pt;
 }}
 QPushButton {{
     background: {SURFACE}; border: 1px solid {BORDER}; border-radius: 4px; padding: 6px 16px;
@@ -71,6 +73,15 @@ QStatusBar {{ color: {MUTED}; }}
 def apply(app: QApplication) -> None:
     """Give the whole application the house style (Fusion, so every platform looks alike)."""
     app.setStyle("Fusion")
+    palette = QPalette(app.palette())
+    role = QPalette.ColorRole
+    for color_role, color in ((role.Window, BACKGROUND), (role.Base, SURFACE),
+                              (role.AlternateBase, ALTERNATE), (role.Highlight, ACCENT),
+                              (role.HighlightedText, "#ffffff"), (role.Text, TEXT),
+                              (role.WindowText, TEXT), (role.Button, SURFACE),
+                              (role.ButtonText, TEXT), (role.PlaceholderText, MUTED)):
+        palette.setColor(color_role, QColor(color))
+    app.setPalette(palette)
     font = QFont(app.font())
     font.setPointSize(BASE_POINT_SIZE)
     app.setFont(font)

@@ -44,10 +44,9 @@ def import_into(project_path: Path, request: ImportRequest, task: Task) -> Impor
 
 
 def export_from(project_path: Path, request: ExportRequest, task: Task) -> int:
-    """Export on the calling (worker) thread; the core cannot stop mid-way, so cancel only before."""
-    task.check()
+    """Export on the calling (worker) thread through a connection of its own."""
     with Project.open(project_path) as project:
-        return export_kind(project, request.kind, request.file)
+        return export_kind(project, request.kind, request.file, task)
 
 
 def guess_kind(file: Path) -> str | None:

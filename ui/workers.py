@@ -78,6 +78,7 @@ class Worker(QObject):
 
     @Slot()
     def _deliver(self) -> None:
+        self._thread.wait()  # finished is emitted just before the thread ends; let it end
         kind, value = self._outcome
         if kind == "finished":
             self.finished.emit(value)

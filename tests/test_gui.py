@@ -1,0 +1,223 @@
+"""The desktop app on a real demo project: real widgets, real imports on the worker thread."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pytestqt")
+
+from PySide6.QtCore import QCoreApplication, QSettings, Qt  # noqa: E402
+from PySide6.QtWidgets import QApplication, QMessageBox, QPushButton  # noqa: E402
+
+from conftest import question, write_jsonl  # noqa: E402
+from physgrade.demo import build_demo  # noqa: E402
+from physgrade.project import Project  # noqa: E402
+from physgrade.queries import project_info  # noqa: E402
+from physgrade.tasks import Task  # noqa: E402
+from physgrade_ui import style, transfer  # noqa: E402
+from physgrade_ui.main_window import MainWindow  # noqa: E402
+from physgrade_ui.progress import ProgressDialog  # noqa: E402
+from physgrade_ui.workers import Worker  # noqa: E402
+
+SHOTS = Path("/tmp/physgrade_shots")
+WAIT_MS = 10_000
+
+
+@pytest.fixture(autouse=True)
+def private_settings(qapp, tmp_path: Path) -> None:
+    """Keep the recent-projects list of the tests out of the user's real settings."""
+    QCoreApplication.setOrganizationName("physgrade-tests")
+    QCoreApplication.setApplicationName("physgrade")
+    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path))
+    style.apply(qapp)
+
+
+@pytest.fixture
+def demo(tmp_path: Path) -> Path:
+    path = tmp_path / "demo.physgrade"
+    build_demo(path)
+    return path
+
+
+@pytest.fixture
+def window(qtbot, demo: Path) -> MainWindow:
+    shown = MainWindow(demo)
+    qtbot.addWidget(shown)
+    shown.show()
+    qtbot.waitExposed(shown)
+    return shown
+
+
+@pytest.fixture
+def errors(monkeypatch) -> list[str]:
+    """Error boxes, recorded instead of shown (a modal box would block the test)."""
+    shown: list[str] = []
+    monkeypatch.setattr(QMessageBox, "critical",
+                        lambda parent, title, text, *args: shown.append(text))
+    return shown
+
+
+def counts(path: Path) -> dict[str, int]:
+    with Project.open(path) as project:
+        return project_info(project).counts
+
+
+def wait_for(qtbot, worker: Worker, outcome: str) -> None:
+    """Wait until the worker reports ``outcome`` (finished, failed or cancelled)."""
+    with qtbot.waitSignal(getattr(worker, outcome), timeout=WAIT_MS):
+        pass
+
+
+def test_overview_shows_the_projects_numbers(window: MainWindow, demo: Path) -> None:
+    with Project.open(demo) as project:
+        info = project_info(project)
+    overview = window.overview
+    assert window.windowTitle() == "physgrade — demo.physgrade"
+    assert overview.cards["questions"].number.text() == "42"
+    assert overview.cards["responses"].number.text() == str(info.counts["responses"])
+    assert overview.cards["assessments"].number.text() == str(info.counts["assessments"])
+    assert overview.graded.caption.text().startswith(
+        f"{info.graded_responses} of {info.counts['responses']} responses graded")
+    assert overview.models.rowCount() == len(info.models)
+    kinds = {overview.raters.item(r, 1).text() for r in range(overview.raters.rowCount())}
+    assert kinds == {"Person", "LLM judge"}
+    assert overview.topics.rowCount() == len(info.topics)
+    SHOTS.mkdir(exist_ok=True)
+    assert window.grab().save(str(SHOTS / "overview.png"))
+
+
+def test_questions_filter_and_read_hostile_text_as_text(window: MainWindow, demo: Path,
+                                                        qtbot) -> None:
+    page = window.questions
+    assert page.proxy.rowCount() == 42
+
+    window.activateWindow()  # shortcuts go to the active window
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=WAIT_MS)
+    qtbot.keyClick(window, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
+    assert page.filter.hasFocus()
+    qtbot.keyClicks(page.filter, "optics")
+    with Project.open(demo) as project:
+        assert page.proxy.rowCount() == project_info(project).topics["Optics"] < 42
+
+    assert page.select("q-0030")
+    plain, rich = page.reader.toPlainText(), page.reader.toHtml()
+    assert "Why does a well-cut diamond sparkle" in plain
+    assert "<script>alert('x')</script>" in plain
+    assert '<img src="http://example.invalid/a.png">' in plain
+    assert "<script" not in rich and "<img" not in rich
+    assert "not compliant" in plain and "template-compliant" in plain
+    assert "Final answer" in plain and "Step 1" in plain
+    assert not page.reader.openLinks() and not page.reader.openExternalLinks()
+    assert window.grab().save(str(SHOTS / "questions.png"))
+
+    page.filter.clear()
+    assert page.proxy.rowCount() == 42
+    assert page.current_id() == "q-0030"
+
+
+def test_import_on_the_worker_adds_questions_and_refreshes(window: MainWindow, demo: Path,
+                                                           tmp_path: Path, qtbot) -> None:
+    records = [question(f"q-90{i}", topic="Plasma Physics") for i in (1, 2)]
+    for record in records:  # a foreign field name, renamed by the mapping
+        record["problem"] = record.pop("question")
+    file = write_jsonl(tmp_path / "new_questions.jsonl", records)
+    worker = window.start_import(
+        transfer.ImportRequest(file, "questions", {"problem": "question"}))
+    wait_for(qtbot, worker, "finished")
+
+    assert "2 added" in window.statusBar().currentMessage()
+    assert window.questions.model.rowCount() == 44
+    assert window.overview.cards["questions"].number.text() == "44"
+    window.questions.filter.setText("plasma")
+    assert window.questions.proxy.rowCount() == 2
+
+
+def test_a_bad_file_shows_the_located_error_and_changes_nothing(
+        window: MainWindow, demo: Path, tmp_path: Path, qtbot, errors: list[str]) -> None:
+    before = counts(demo)
+    file = tmp_path / "broken.jsonl"
+    file.write_text(json.dumps(question("q-9101")) + "\n{not json\n", encoding="utf-8")
+    worker = window.start_import(transfer.ImportRequest(file, "questions", {}))
+    wait_for(qtbot, worker, "failed")
+
+    assert len(errors) == 1 and "broken.jsonl line 2" in errors[0]
+    assert "Nothing was changed" in errors[0]
+    assert counts(demo) == before
+    assert window.questions.model.rowCount() == 42
+
+
+def test_cancelling_an_import_from_the_progress_dialog(window: MainWindow, demo: Path,
+                                                       tmp_path: Path, qtbot,
+                                                       monkeypatch) -> None:
+    before = counts(demo)
+    gate = threading.Event()
+    real_import = transfer.import_into
+
+    def held_import(path: Path, request: transfer.ImportRequest, task: Task):
+        gate.wait(WAIT_MS / 1000)  # hold the worker until the user has pressed Cancel
+        return real_import(path, request, task)
+
+    monkeypatch.setattr(transfer, "import_into", held_import)
+    file = write_jsonl(tmp_path / "q.jsonl", [question("q-9201")])
+    worker = window.start_import(transfer.ImportRequest(file, "questions", {}))
+    dialog = window.findChild(ProgressDialog)
+    with qtbot.waitSignal(worker.cancelled, timeout=WAIT_MS):
+        dialog.findChild(QPushButton).click()
+        gate.set()
+
+    assert window.statusBar().currentMessage().startswith("Import cancelled")
+    assert window.worker is None
+    assert counts(demo) == before
+
+
+def test_worker_forwards_progress_and_reports_failure(qtbot) -> None:
+    def count_to_three(task: Task) -> str:
+        for done in range(1, 4):
+            task.report(done, 3, "counting")
+        return "done"
+
+    worker = Worker(count_to_three)
+    seen: list[tuple[int, int, str]] = []
+    worker.progress.connect(lambda *report: seen.append(report))
+    with qtbot.waitSignal(worker.finished, timeout=WAIT_MS) as finished:
+        worker.start()
+    assert finished.args == ["done"]
+    qtbot.waitUntil(lambda: len(seen) == 3)
+    assert seen[-1] == (3, 3, "counting")
+
+    def broken(task: Task) -> None:
+        raise ValueError("bad input")
+
+    worker = Worker(broken)
+    with qtbot.waitSignal(worker.failed, timeout=WAIT_MS) as failed:
+        worker.start()
+    assert str(failed.args[0]) == "bad input"
+
+
+def test_export_writes_the_chosen_kind(window: MainWindow, tmp_path: Path, qtbot) -> None:
+    out = tmp_path / "questions.jsonl"
+    worker = window.start_export(transfer.ExportRequest("questions", out))
+    wait_for(qtbot, worker, "finished")
+    assert len(out.read_text(encoding="utf-8").splitlines()) == 42
+    assert window.statusBar().currentMessage().startswith("Exported 42 questions records")
+
+
+def test_without_a_project_the_window_offers_new_and_open(qtbot) -> None:
+    empty = MainWindow(None)
+    qtbot.addWidget(empty)
+    assert empty.windowTitle() == "physgrade"
+    assert empty.screens.currentWidget() is empty.welcome
+    assert not empty.import_action.isEnabled()
+    buttons = {b.text().split("   ")[0] for b in empty.welcome.findChildren(QPushButton)}
+    assert buttons == {"New project…", "Open project…"}
+
+
+def test_every_action_has_a_shortcut(window: MainWindow) -> None:
+    rows = window.shortcut_rows()
+    assert all(key for _, key in rows), rows
+    assert ("Filter Questions", "Ctrl+F") in rows

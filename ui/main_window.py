@@ -1,0 +1,278 @@
+"""The main window: menus, the page navigation, and the project the pages read from.
+
+The window owns one :class:`Project` connection for reading on the GUI thread; imports and
+exports run on a :class:`~physgrade_ui.workers.Worker` with their own connection, after which
+the pages are refreshed from the core's read models.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+from typing import Any, Callable
+
+from PySide6.QtCore import QSize
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import (QDialog, QFileDialog, QHBoxLayout, QListWidget, QListWidgetItem,
+                               QMainWindow, QMessageBox, QStackedWidget, QVBoxLayout, QWidget)
+
+import physgrade
+from physgrade.importer import ImportResult
+from physgrade.project import Project, ProjectError
+from physgrade.queries import QuestionDetail, project_info, question_detail, question_rows
+from physgrade_ui import recent, transfer
+from physgrade_ui.overview import OverviewPage
+from physgrade_ui.progress import run_with_progress
+from physgrade_ui.questions import QuestionsPage
+from physgrade_ui.welcome import WelcomePage
+from physgrade_ui.widgets import SmallTable
+from physgrade_ui.workers import Operation, Worker
+
+PROJECT_FILTER = "physgrade projects (*.physgrade);;All files (*)"
+PAGES = ("Overview", "Questions")
+
+
+class MainWindow(QMainWindow):
+    """The app's one window, on a project at ``path`` or on the empty state."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        super().__init__()
+        self.project: Project | None = None
+        self.worker: Worker | None = None
+        self.resize(1440, 900)
+        self._make_actions()
+        self._make_menus()
+
+        self.navigation = QListWidget()
+        self.navigation.setObjectName("navigation")
+        for page in PAGES:
+            # An explicit height: the view's lazy layout can ignore stylesheet padding at first.
+            QListWidgetItem(page, self.navigation).setSizeHint(QSize(0, 40))
+        self.navigation.setFixedWidth(150)
+        self.overview = OverviewPage()
+        self.questions = QuestionsPage(self._question_detail)
+        self.pages = QStackedWidget()
+        self.pages.addWidget(self.overview)
+        self.pages.addWidget(self.questions)
+        self.navigation.currentRowChanged.connect(self.pages.setCurrentIndex)
+        self.navigation.setCurrentRow(0)
+
+        workspace = QWidget()
+        layout = QHBoxLayout(workspace)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addWidget(self.navigation)
+        layout.addWidget(self.pages, 1)
+        self.welcome = WelcomePage(self.new_action, self.open_action)
+        self.screens = QStackedWidget()
+        self.screens.addWidget(self.welcome)
+        self.screens.addWidget(workspace)
+        self.setCentralWidget(self.screens)
+
+        self._fill_recent_menu()
+        self._show_project_state()
+        if path is not None:
+            self.open_project(path)
+
+    # -- actions and menus -------------------------------------------------------------------
+
+    def _action(self, text: str, shortcut: QKeySequence | str, slot: Callable[[], Any],
+                needs_project: bool = False) -> QAction:
+        action = QAction(text, self)
+        action.setShortcut(QKeySequence(shortcut))
+        action.triggered.connect(slot)
+        action.setProperty("needs_project", needs_project)
+        self.addAction(action)  # shortcuts work even while the menu bar is hidden
+        return action
+
+    def _make_actions(self) -> None:
+        keys = QKeySequence.StandardKey
+        self.new_action = self._action("&New Project…", keys.New, self.new_project)
+        self.open_action = self._action("&Open Project…", keys.Open, self.choose_project)
+        self.import_action = self._action("&Import…", "Ctrl+I", self.import_data, True)
+        self.export_action = self._action("&Export…", "Ctrl+E", self.export_data, True)
+        self.quit_action = self._action("&Quit", "Ctrl+Q", self.close)
+        self.overview_action = self._action("&Overview", "Ctrl+1", partial(self.show_page, 0),
+                                            True)
+        self.questions_action = self._action("&Questions", "Ctrl+2", partial(self.show_page, 1),
+                                             True)
+        self.filter_action = self._action("&Filter Questions", keys.Find, self.focus_filter, True)
+        self.refresh_action = self._action("&Refresh", keys.Refresh, self.refresh, True)
+        self.shortcuts_action = self._action("&Keyboard Shortcuts", "F1", self.show_shortcuts)
+        self.about_action = self._action("&About physgrade", "Ctrl+Shift+F1", self.show_about)
+
+    def _make_menus(self) -> None:
+        file_menu = self.menuBar().addMenu("&File")
+        file_menu.addActions([self.new_action, self.open_action])
+        self.recent_menu = file_menu.addMenu("Open &Recent")
+        file_menu.addSeparator()
+        file_menu.addActions([self.import_action, self.export_action])
+        file_menu.addSeparator()
+        file_menu.addAction(self.quit_action)
+        view_menu = self.menuBar().addMenu("&View")
+        view_menu.addActions([self.overview_action, self.questions_action, self.filter_action])
+        view_menu.addSeparator()
+        view_menu.addAction(self.refresh_action)
+        help_menu = self.menuBar().addMenu("&Help")
+        help_menu.addActions([self.shortcuts_action, self.about_action])
+
+    def _fill_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        for number, path in enumerate(recent.recent_projects(), start=1):
+            action = self.recent_menu.addAction(f"&{number}  {path.name}  —  {path.parent}")
+            action.setShortcut(QKeySequence(f"Ctrl+Shift+{number}"))
+            action.triggered.connect(partial(self.open_project, path))
+        if self.recent_menu.isEmpty():
+            self.recent_menu.addAction("No recent projects").setEnabled(False)
+
+    def shortcut_rows(self) -> list[tuple[str, str]]:
+        """Every action with its key, read from the actions so the list cannot go stale."""
+        return [(action.text().replace("&", ""),
+                 action.shortcut().toString(QKeySequence.SequenceFormat.NativeText))
+                for action in self.actions()]
+
+    # -- the project ------------------------------------------------------------------------
+
+    def open_project(self, path: Path) -> bool:
+        """Open ``path`` in this window; on failure say why and keep what was open."""
+        try:
+            project = Project.open(path)
+        except ProjectError as exc:
+            QMessageBox.warning(self, "Cannot open project", str(exc))
+            return False
+        self._set_project(project)
+        return True
+
+    def choose_project(self) -> None:
+        chosen, _ = QFileDialog.getOpenFileName(self, "Open project", "", PROJECT_FILTER)
+        if chosen:
+            self.open_project(Path(chosen))
+
+    def new_project(self) -> None:
+        chosen, _ = QFileDialog.getSaveFileName(self, "New project", "untitled.physgrade",
+                                                PROJECT_FILTER)
+        if not chosen:
+            return
+        path = Path(chosen)
+        try:
+            project = Project.create(path if path.suffix else path.with_suffix(".physgrade"))
+        except ProjectError as exc:
+            QMessageBox.warning(self, "Cannot create project", str(exc))
+            return
+        self._set_project(project)
+
+    def _set_project(self, project: Project) -> None:
+        if self.project is not None:
+            self.project.close()
+        self.project = project
+        recent.remember(project.path)
+        self._fill_recent_menu()
+        self._show_project_state()
+        self.refresh()
+
+    def _show_project_state(self) -> None:
+        has_project = self.project is not None
+        self.setWindowTitle(f"physgrade — {self.project.path.name}" if self.project
+                            else "physgrade")
+        self.screens.setCurrentIndex(1 if has_project else 0)
+        for action in self.actions():
+            if action.property("needs_project"):
+                action.setEnabled(has_project)
+
+    def refresh(self) -> None:
+        """Re-read every page from the project (after an import, or on F5)."""
+        if self.project is None:
+            return
+        self.overview.show_info(project_info(self.project))
+        self.questions.show_rows(question_rows(self.project))
+
+    def _question_detail(self, question_id: str) -> QuestionDetail | None:
+        return question_detail(self.project, question_id) if self.project else None
+
+    # -- navigation -------------------------------------------------------------------------
+
+    def show_page(self, index: int) -> None:
+        self.navigation.setCurrentRow(index)
+
+    def focus_filter(self) -> None:
+        self.show_page(PAGES.index("Questions"))
+        self.questions.focus_filter()
+
+    # -- import and export ------------------------------------------------------------------
+
+    def import_data(self) -> None:
+        dialog = transfer.ImportDialog(self)
+        if dialog.exec() == QDialog.DialogCode.Accepted:
+            self.start_import(dialog.request())
+
+    def export_data(self) -> None:
+        dialog = transfer.ExportDialog(self)
+        if dialog.exec() == QDialog.DialogCode.Accepted:
+            self.start_export(dialog.request())
+
+    def start_import(self, request: transfer.ImportRequest) -> Worker:
+        assert self.project is not None
+        return self._run("Import", partial(transfer.import_into, self.project.path, request),
+                         self._imported, "Nothing was changed.")
+
+    def start_export(self, request: transfer.ExportRequest) -> Worker:
+        assert self.project is not None
+        return self._run("Export", partial(transfer.export_from, self.project.path, request),
+                         partial(self._exported, request), "The project is unchanged.")
+
+    def _run(self, what: str, operation: Operation, on_finished: Callable[[Any], None],
+             unchanged: str) -> Worker:
+        """Run a core operation with progress; report failure and cancellation the same way."""
+        worker = run_with_progress(f"{what}ing", operation, self)
+        self.worker = worker
+        worker.finished.connect(on_finished)
+        worker.failed.connect(partial(self._failed, what, unchanged))
+        worker.cancelled.connect(partial(self.statusBar().showMessage,
+                                         f"{what} cancelled. {unchanged}"))
+        for outcome in (worker.finished, worker.failed, worker.cancelled):
+            outcome.connect(self._idle)
+        return worker
+
+    def _idle(self) -> None:
+        self.worker = None
+
+    def _imported(self, result: ImportResult) -> None:
+        self.statusBar().showMessage(result.summary())
+        self.refresh()
+
+    def _exported(self, request: transfer.ExportRequest, count: int) -> None:
+        self.statusBar().showMessage(f"Exported {count:,} {request.kind} records to "
+                                     f"{request.file}")
+
+    def _failed(self, what: str, unchanged: str, error: Exception) -> None:
+        message = f"{what} failed. {unchanged}"
+        self.statusBar().showMessage(message)
+        QMessageBox.critical(self, f"{what} failed", f"{message}\n\n{error}")
+
+    # -- help -------------------------------------------------------------------------------
+
+    def show_shortcuts(self) -> None:
+        dialog = QDialog(self)
+        dialog.setWindowTitle("Keyboard shortcuts")
+        table = SmallTable(["Action", "Shortcut"], dialog)
+        table.fill(self.shortcut_rows())
+        layout = QVBoxLayout(dialog)
+        layout.setContentsMargins(20, 20, 20, 20)
+        layout.addWidget(table)
+        dialog.resize(420, table.height() + 40)
+        dialog.exec()
+
+    def show_about(self) -> None:
+        QMessageBox.about(self, "About physgrade",
+                          f"<b>physgrade {physgrade.__version__}</b><p>Grade language-model "
+                          "physics solutions with the P-REFS rubric, and audit LLM judges.</p>")
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        """Stop a running import cleanly (it rolls back) before the connection goes away."""
+        if self.worker is not None:
+            self.worker.cancel()
+            self.worker.wait()
+        if self.project is not None:
+            self.project.close()
+            self.project = None
+        event.accept()

@@ -1,0 +1,60 @@
+"""Small building blocks shared by the pages and dialogs: role-styled labels, fitted tables."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QSizePolicy, QTableWidget,
+                               QTableWidgetItem, QWidget)
+
+
+ROW_HEIGHT = 32
+NUMBER_ALIGNMENT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+
+
+def label(text: str, role: str | None = None, parent: QWidget | None = None) -> QLabel:
+    """A QLabel styled by role (see :mod:`physgrade_ui.style`)."""
+    widget = QLabel(text, parent)
+    if role:
+        widget.setProperty("role", role)
+    return widget
+
+
+class SmallTable(QTableWidget):
+    """A read-only table that is as tall as its rows, so the page scrolls rather than the table."""
+
+    def __init__(self, headers: list[str], parent: QWidget | None = None) -> None:
+        super().__init__(0, len(headers), parent)
+        self.setHorizontalHeaderLabels(headers)
+        self.verticalHeader().hide()
+        self.setShowGrid(False)
+        self.setAlternatingRowColors(True)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        header = self.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+        self.setWordWrap(False)
+        self.verticalHeader().setDefaultSectionSize(ROW_HEIGHT)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+
+    def fill(self, rows: list[tuple[str | int | float, ...]]) -> None:
+        """Show ``rows``; counts (int) and shares (float, shown as %) are right-aligned."""
+        self.setRowCount(len(rows))
+        for r, row in enumerate(rows):
+            for c, value in enumerate(row):
+                number = isinstance(value, (int, float))
+                text = (f"{value:,}" if isinstance(value, int) else
+                        f"{value:.0%}" if isinstance(value, float) else value)
+                item = QTableWidgetItem(text)
+                if number:
+                    item.setTextAlignment(NUMBER_ALIGNMENT)
+                    self.horizontalHeaderItem(c).setTextAlignment(NUMBER_ALIGNMENT)
+                self.setItem(r, c, item)
+        self.setFixedHeight(self.horizontalHeader().sizeHint().height() + 2 * self.frameWidth()
+                            + ROW_HEIGHT * len(rows))
+
+
