@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -101,6 +102,11 @@ def cmd_gui(args: argparse.Namespace) -> None:
 
 
 def _open_gui(path: Path | None) -> None:
+    if (sys.platform == "linux" and not os.environ.get("QT_QPA_PLATFORM")
+            and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))):
+        # Without this Qt aborts with a core dump instead of a message.
+        raise CommandError("no display to open the app on (DISPLAY is not set); run it in a "
+                           "desktop session, under xvfb-run, or add --no-gui")
     try:
         from physgrade_ui.app import run
     except ImportError as exc:

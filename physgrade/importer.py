@@ -12,9 +12,7 @@ import gc
 import json
 import os
 import sqlite3
-import queue
 import sys
-import threading
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -32,7 +30,7 @@ from physgrade.template import scan
 MAX_ERRORS = 20
 #: Template parsing is spread over worker processes only where forking is reliable.
 CAN_FORK = sys.platform == "linux"
-_BATCH = 2000
+_PROGRESS_EVERY = 2000  # records between progress reports
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,9 +89,9 @@ def import_file(project: Project, path: str | Path, kind: str,
                                 (source.sha256, kind)).fetchone():
             return ImportResult(kind, source.name, 0, 0, 0, already_imported=True)
         with _Context(project, source.size_hint) as context, project.transaction():
-            with _Writer(project, context.sections, source.name) as writer:
-                records = _check(source, kind, context, task, writer)
-                writer.finish(task, records)
+            writer = _Writer(project, context.sections, source.name)
+            records = _check(source, kind, context, task, writer)
+            writer.finish(task, records)
             if writer.errors:
                 raise ImportErrors(writer.errors)
             project.conn.execute(
@@ -125,7 +123,6 @@ def _check(source: formats.SourceFile, kind: str, context: _Context, task: Task,
     """Check every record and hand the good ones to ``writer`` in batches.
 
     Returns the number of records; raises every problem found (up to MAX_ERRORS) at the end.
-    After the first problem nothing more is written: the transaction will be rolled back.
     """
     builder = _BUILDERS[kind]
     batch: list[Entry] = []
@@ -134,7 +131,7 @@ def _check(source: formats.SourceFile, kind: str, context: _Context, task: Task,
     records = source.records
     number = 0
     while True:
-        if number % _BATCH == 0:
+        if number % _PROGRESS_EVERY == 0:
             task.report(number, source.size_hint, "checking")
         try:
             record = next(records, None)
@@ -166,13 +163,13 @@ def _check(source: formats.SourceFile, kind: str, context: _Context, task: Task,
 
 
 class _Writer:
-    """Writes checked entries into the project on a thread of its own, batch by batch.
+    """Writes checked entries into the project, batch by batch, once the whole file is checked.
 
-    SQLite does its work without holding Python's interpreter lock, so rows go into the file
-    while the next records are still being read and checked. The writer also compares each
+    Writing waits until every record has been checked (a bad record must stop the import before
+    anything is written), but each batch only waits for its own texts to be parsed, so rows go
+    in while the parser's workers are still busy with later ones. The writer also compares each
     entry with what the project holds: identical ones are counted as unchanged, contradicting
-    ones collected as errors. It runs inside the caller's transaction and is always joined
-    before that transaction ends.
+    ones collected as errors.
     """
 
     def __init__(self, project: Project, sections: _SectionParser, source: str) -> None:
@@ -180,48 +177,22 @@ class _Writer:
         self._source = source
         self._conn = project.conn
         self._sections = sections
-        self._queue: queue.Queue[list[Entry] | None] = queue.Queue(maxsize=8)
+        self._batches: list[list[Entry]] = []
         self._rater_ids: dict[tuple[str, str], int] = {}
         self._populated: dict[str, bool] = {}
-        self._failure: BaseException | None = None
-        self._stop = False
         self.added = self.unchanged = 0
         self.errors: list[FormatError] = []
-        self._thread = threading.Thread(target=self._run, name="physgrade-import-writer")
-
-    def __enter__(self) -> "_Writer":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._thread.is_alive():
-            self._stop = True  # an error or cancellation in the caller: write nothing more
-            self._queue.put(None)
-            self._thread.join()
 
     def put(self, batch: list[Entry]) -> None:
-        if self._failure is not None:
-            raise self._failure
         if batch:
-            self._queue.put(batch)
+            self._batches.append(batch)
 
     def finish(self, task: Task, records: int) -> None:
-        """Wait for every batch to be written, reporting progress; re-raise a failure."""
-        self._queue.put(None)
-        while self._thread.is_alive():
+        """Write every batch (inside the caller's transaction), reporting progress."""
+        for batch in self._batches:
             task.report(self.added + self.unchanged, records, "writing")
-            self._thread.join(0.1)
-        if self._failure is not None:
-            raise self._failure
-
-    def _run(self) -> None:
-        while (batch := self._queue.get()) is not None:
-            if self._stop:
-                continue  # keep draining so that the caller never blocks on a full queue
-            try:
-                self._write(batch)
-            except BaseException as exc:  # re-raised on the caller's thread
-                self._failure, self._stop = exc, True
+            self._write(batch)
+        task.report(records, records, "writing")
 
     def _write(self, batch: list[Entry]) -> None:
         fresh = [entry for entry in batch if self._is_new(entry)]
@@ -387,15 +358,10 @@ class _SectionParser:
 
 
 class _Context:
-    """What the checks need to know of the project, loaded lazily and once.
-
-    It reads through a connection of its own: the import's own connection is busy writing on
-    another thread, and the checks are about what the project held before this import anyway.
-    """
+    """What the checks need to know of the project, loaded lazily and once."""
 
     def __init__(self, project: Project, expected: int) -> None:
-        self.conn = sqlite3.connect(f"{project.path.resolve().as_uri()}?mode=ro", uri=True,
-                                    check_same_thread=False)
+        self.conn = project.conn
         self._questions: dict[str, tuple[str, bool]] | None = None
         self._responses: dict[str, tuple[str, bool]] | None = None
         self.file_question_ids: set[str] = set()
@@ -407,7 +373,6 @@ class _Context:
 
     def __exit__(self, *exc: object) -> None:
         self.sections.close()
-        self.conn.close()
 
     @property
     def questions(self) -> dict[str, tuple[str, bool]]:

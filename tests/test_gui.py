@@ -85,7 +85,7 @@ def test_overview_shows_the_projects_numbers(window: MainWindow, demo: Path) -> 
         f"{info.graded_responses} of {info.counts['responses']} responses graded")
     assert overview.models.rowCount() == len(info.models)
     kinds = {overview.raters.item(r, 1).text() for r in range(overview.raters.rowCount())}
-    assert kinds == {"Person", "LLM judge"}
+    assert kinds == {"Person", "Language model"}
     assert overview.topics.rowCount() == len(info.topics)
     SHOTS.mkdir(exist_ok=True)
     assert window.grab().save(str(SHOTS / "overview.png"))

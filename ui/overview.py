@@ -17,7 +17,7 @@ from physgrade_ui.widgets import SmallTable, label
 
 #: The tables counted on cards, in reading order.
 CARDS = ("questions", "responses", "assessments", "judge_reviews", "bloom_labels")
-RATER_KINDS = {"human": "Person", "llm": "LLM judge", "rules": "Rules"}
+RATER_KINDS = {"human": "Person", "llm": "Language model", "rules": "Rule checker"}
 
 
 def share_text(part: int, whole: int, what: str) -> str:
