@@ -292,7 +292,7 @@ class _RaterRef:
 
 
 def _parse_rows(texts: list[str]) -> list[tuple[bytes, bool]]:
-    """The stored labels (JSON) and compliance of each text; runs in a worker process."""
+    """The packed labels and compliance of each text; runs in a worker process."""
     return [scan(text) for text in texts]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from pathlib import Path
 
@@ -221,3 +222,15 @@ def test_every_action_has_a_shortcut(window: MainWindow) -> None:
     rows = window.shortcut_rows()
     assert all(key for _, key in rows), rows
     assert ("Filter Questions", "Ctrl+F") in rows
+
+
+def test_signals_from_a_worker_keep_python_intact(qtbot):
+    """PySide6 6.12.0 dropped a reference to True on each emission and crashed Python 3.11."""
+    before = sys.getrefcount(True)
+    worker = Worker(lambda task: [task.report(i, 3000, "counting") for i in range(3000)])
+    received = []
+    worker.progress.connect(lambda done, total, stage: received.append(done))
+    with qtbot.waitSignal(worker.finished, timeout=20000):
+        worker.start()
+    qtbot.waitUntil(lambda: len(received) == 3000)
+    assert abs(sys.getrefcount(True) - before) < 50
