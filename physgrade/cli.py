@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sqlite3
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -178,6 +179,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except (ProjectError, ScoreError, CommandError, ValueError, OSError) as exc:
         print(f"physgrade: {exc}", file=sys.stderr)
+        return 1
+    except sqlite3.Error as exc:  # e.g. another program holding the project locked for long
+        print(f"physgrade: the project file refused the change, nothing changed: {exc}",
+              file=sys.stderr)
         return 1
     return 0
 
