@@ -149,14 +149,16 @@ class _Grammar:
     kind_of_index: dict[int, str]  # the kind group closes last, so lastindex names it
 
     @classmethod
-    def of(cls, words: tuple[tuple[str, str], ...], extra: str) -> "_Grammar":
+    def of(cls, words: tuple[tuple[str, str], ...], steps: bool, items: bool) -> "_Grammar":
         alternatives = " | ".join(_alternative(f"{kind}{i}", w) for i, (kind, w) in enumerate(words))
         body = rf"""
 (?:
   {_PREFIX}
   (?:
       (?: {alternatives} ) {_SEP}
-  {extra}
+    {_STEP if steps else ""}
+  )
+  {_ITEM if items else ""}
 )
 """
         first_line = re.compile(body, _FLAGS)
@@ -223,8 +225,8 @@ _KINDS = ("formulation", "solution", "final", "answer", "given", "find", "approa
 _KIND_CODE = {kind: code for code, kind in enumerate(_KINDS)}
 _BIG_ENDIAN = sys.byteorder == "big"
 
-_OUTLINE = _Grammar.of(_OUTLINE_WORDS, _STEP + "\n  )")
-_PARTS = _Grammar.of(_PART_WORDS, ")\n" + _ITEM)
+_OUTLINE = _Grammar.of(_OUTLINE_WORDS, steps=True, items=False)
+_PARTS = _Grammar.of(_PART_WORDS, steps=False, items=True)
 
 
 def _parts(text: str, labels: list[Label], starts: list[int], lo: int, hi: int) -> dict[str, Span]:
