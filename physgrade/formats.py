@@ -47,9 +47,10 @@ CRITERION_KEYS = tuple(dict.fromkeys(PREFS.keys + CONCEPTUAL.keys))
 class FormatError(ValueError):
     """Bad input, located: ``source`` file, ``line`` (None for the whole file) and ``field``."""
 
-    def __init__(self, source: str, line: int | None, field: str | None, message: str) -> None:
+    def __init__(self, source: str, line: int | None, field: str | None, message: str,
+                 unit: str = "line") -> None:
         self.source, self.line, self.field, self.message = source, line, field, message
-        where = source if line is None else f"{source} line {line}"
+        where = source if line is None else f"{source} {unit} {line}"
         if field:
             where += f", field '{field}'"
         super().__init__(f"{where}: {message}")
@@ -61,6 +62,7 @@ class ImportErrors(FormatError):
     def __init__(self, errors: list[FormatError]) -> None:
         first = errors[0]
         super().__init__(first.source, first.line, first.field, first.message)
+        self.args = first.args
         self.errors = errors
         more = len(errors) - 1
         if more:
@@ -72,11 +74,12 @@ class Record:
     """One object read from a file, with where it came from."""
 
     source: str
-    line: int
+    line: int  # the line in JSON Lines and CSV; the item's position in a JSON array
     data: dict[str, Any]
+    unit: str = "line"
 
     def error(self, field: str | None, message: str) -> FormatError:
-        return FormatError(self.source, self.line, field, message)
+        return FormatError(self.source, self.line, field, message, self.unit)
 
 
 @dataclass(slots=True)
@@ -179,11 +182,11 @@ def _read_json_array(text: str, name: str) -> Iterator[Record]:
     if not isinstance(data, list):
         raise FormatError(name, None, None, "expected a JSON array of objects")
     for number, item in enumerate(data, start=1):
-        # Line numbers are not kept by the JSON parser; report the item's position instead.
+        # Line numbers are not kept by the JSON parser; errors name the item's position instead.
         if not isinstance(item, dict):
             raise FormatError(name, number, None,
-                              f"item {number} is not a JSON object but {type(item).__name__}")
-        yield Record(name, number, item)
+                              f"not a JSON object but {type(item).__name__}", "item")
+        yield Record(name, number, item, "item")
 
 
 def _read_csv(text: str, name: str, delimiter: str) -> Iterator[Record]:

@@ -141,7 +141,7 @@ def _check(source: formats.SourceFile, kind: str, context: _Context, task: Task,
             entry = builder(record, context)
             first = seen.setdefault(entry.identity, record.line)
             if first != record.line:
-                raise record.error(None, f"duplicate of line {first} "
+                raise record.error(None, f"duplicate of {record.unit} {first} "
                                          f"({', '.join(map(str, entry.identity))})")
             if not errors:
                 batch.append(entry)

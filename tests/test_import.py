@@ -278,3 +278,25 @@ def test_responses_without_ids_get_stable_ones(loaded, tmp_path):
     assert loaded.db["responses"].get("q-1@helix")["model"] == "helix"
     path.write_text(path.read_text() + "\n")  # a different file, the same record
     assert import_file(loaded, path, "responses").unchanged == 1
+
+
+def test_csv_problems_are_located(project, tmp_path):
+    path = tmp_path / "q.csv"
+    path.write_text("id,question,options\nq-1,Which?,\"{\"\"A\"\": 1\"\n", encoding="utf-8")
+    with pytest.raises(ImportErrors, match=r"q.csv line 2, field 'options': cell is not valid JSON"):
+        import_file(project, path, "questions")
+    path.write_text("id,question\nq-1,Which?,extra cell\n", encoding="utf-8")
+    with pytest.raises(ImportErrors, match=r"q.csv line 2: 3 cells but the header names 2 columns"):
+        import_file(project, path, "questions")
+    assert count(project, "questions") == 0
+
+
+def test_tsv_and_json_arrays(project, tmp_path):
+    tsv = tmp_path / "q.tsv"
+    tsv.write_text("id\tquestion\tkind\nq-1\tWhy is the sky blue?\tconceptual\n", encoding="utf-8")
+    assert import_file(project, tsv, "questions").added == 1
+    array = tmp_path / "more.json"
+    array.write_text(json.dumps([question("q-2"), "not an object"]), encoding="utf-8")
+    with pytest.raises(ImportErrors, match=r"more.json item 2: not a JSON object but str"):
+        import_file(project, array, "questions")
+    assert count(project, "questions") == 1
