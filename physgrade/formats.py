@@ -41,6 +41,8 @@ _NAMED = {kind: frozenset(names) for kind, names in FIELDS.items()}
 COARSE_FIELDS = ("answer", "reasoning", "calculations", "explanation")
 #: Fields that hold JSON objects (in CSV, as JSON text in a cell).
 NESTED = {"options", "scores", "rationale", "criteria", "notes"}
+#: A pseudo-field for ``--map``: ``--map @line=id`` gives records without ids "FILE:LINE".
+LINE_FIELD = "@line"
 CRITERION_KEYS = tuple(dict.fromkeys(PREFS.keys + CONCEPTUAL.keys))
 
 
@@ -228,6 +230,10 @@ def _apply_mapping(records: Iterator[Record], mapping: Mapping[str, str],
     for record in records:
         count += 1
         data = record.data
+        if LINE_FIELD in mapping:
+            # For files without ids: the file's name and the record's place, stable across
+            # imports of the same file.
+            data[LINE_FIELD] = f"{Path(name).stem}:{record.line}"
         for source, target in mapping.items():
             if source not in data:
                 continue

@@ -417,9 +417,10 @@ class _Context:
 
 
 def _question(record: Record, context: _Context) -> Entry:
-    qid = formats.id_field(record, "id")
+    qid = formats.id_field(record, "id", required=False)
     if qid is None:
-        raise record.error("id", "is required; map a field of yours to it with --map FIELD=id")
+        raise record.error("id", "is required; map a field of yours to it with --map FIELD=id, "
+                                 "or number the records with --map @line=id")
     question = formats.text_field(record, "question", required=True)
     kind = formats.vocabulary_field(record, "kind", taxonomy.KINDS) or "problem"
     options = formats.options_field(record)

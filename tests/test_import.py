@@ -300,3 +300,15 @@ def test_tsv_and_json_arrays(project, tmp_path):
     with pytest.raises(ImportErrors, match=r"more.json item 2: not a JSON object but str"):
         import_file(project, array, "questions")
     assert count(project, "questions") == 1
+
+
+def test_records_without_ids_can_be_numbered_by_line(project, tmp_path):
+    path = tmp_path / "mmlu_physics.csv"
+    path.write_text("question,A,B,answer\nWhich is a vector?,mass,force,B\n"
+                    "Which is a scalar?,energy,velocity,A\n", encoding="utf-8")
+    with pytest.raises(ImportErrors, match="field 'id': is required.*--map @line=id"):
+        import_file(project, path, "questions")
+    mapping = {"@line": "id", "A": "options.A", "B": "options.B"}
+    assert import_file(project, path, "questions", mapping).added == 2
+    assert project.db["questions"].get("mmlu_physics:3")["answer"] == "A"
+    assert import_file(project, path, "questions", mapping).already_imported
