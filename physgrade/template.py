@@ -226,6 +226,7 @@ _KIND_CODE = {kind: code for code, kind in enumerate(_KINDS)}
 _BIG_ENDIAN = sys.byteorder == "big"
 
 _OUTLINE = _Grammar.of(_OUTLINE_WORDS, steps=True, items=False)
+_OUTLINE_KINDS = frozenset(kind for kind, _ in _OUTLINE_WORDS) | {"step"}
 _PARTS = _Grammar.of(_PART_WORDS, steps=False, items=True)
 
 
@@ -391,8 +392,9 @@ def from_stored(text: str, stored: bytes) -> ParsedSolution:
     flat.frombytes(stored)
     if _BIG_ENDIAN:
         flat.byteswap()
-    return _assemble(text, [(_KINDS[flat[i]], flat[i + 1], flat[i + 2])
-                            for i in range(0, len(flat), 3)])
+    labels = [(_KINDS[flat[i]], flat[i + 1], flat[i + 2]) for i in range(0, len(flat), 3)]
+    # Only outline labels are stored; anything else (from an older store) is found afresh.
+    return _assemble(text, [label for label in labels if label[0] in _OUTLINE_KINDS])
 
 
 def section_text(text: str, span: Span | None) -> str:

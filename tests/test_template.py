@@ -521,3 +521,11 @@ def test_stored_labels_rebuild_the_same_parse(text: str) -> None:
 def test_nothing_stored_for_a_text_without_labels() -> None:
     assert scan("The answer is clearly 5 m/s.") == (b"", False)
     assert from_stored("", b"") == ParsedSolution(None, {}, None, (), None)
+
+
+def test_stored_labels_other_than_the_outline_are_ignored() -> None:
+    """A store written with part labels in it (an older layout) reads the same as a fresh one."""
+    from array import array
+    stored, _ = scan(CYCLIST)
+    extra = array("I", [6, CYCLIST.index("Approach"), CYCLIST.index("Approach") + 9])  # approach
+    assert from_stored(CYCLIST, stored + extra.tobytes()) == parse_solution(CYCLIST)
