@@ -7,8 +7,9 @@ from pathlib import Path
 
 import platformdirs
 
+from physgrade.formats import FormatError
 from physgrade.importer import ImportResult, import_file
-from physgrade.project import Project
+from physgrade.project import Project, ProjectError
 from physgrade.tasks import Task
 
 #: Import order matters: each kind refers to the ones before it.
@@ -31,7 +32,15 @@ def build_demo(path: Path, task: Task | None = None) -> list[ImportResult]:
     An existing demo keeps the work done in it: the imports are idempotent.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    project = Project.open(path) if path.exists() else Project.create(path)
+    existing = path.exists()
+    project = Project.open(path) if existing else Project.create(path)
     with project:
-        return [import_file(project, demo_data_dir() / name, kind, task=task)
-                for kind, name in DEMO_FILES]
+        try:
+            return [import_file(project, demo_data_dir() / name, kind, task=task)
+                    for kind, name in DEMO_FILES]
+        except FormatError as exc:
+            if not existing:
+                raise
+            raise ProjectError(f"the demo data bundled with this physgrade differs from the demo "
+                               f"project at {path} ({exc}); delete that file to start afresh, "
+                               "or give another one with --db") from exc

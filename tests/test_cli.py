@@ -1,11 +1,15 @@
 """The command line as users and scripts call it: real processes, exit codes, stderr."""
 
 import json
+import shutil
 import subprocess
 import sys
 
+import pytest
 
+import physgrade.demo as demo
 from conftest import question, response, write_jsonl
+from physgrade.project import ProjectError
 
 
 def physgrade(*args, check=True):
@@ -77,3 +81,18 @@ def test_demo_builds_a_project_with_everything_and_reopens_it(tmp_path):
     again = physgrade("demo", "--db", db, "--no-gui").stdout
     assert "added" not in again  # reopening keeps the project as it is
     assert json.loads(physgrade("info", db, "--json").stdout)["counts"] == counts
+
+
+def test_demo_explains_when_the_bundled_data_changed(tmp_path, monkeypatch):
+    db = tmp_path / "demo.physgrade"
+    demo.build_demo(db)
+    changed = tmp_path / "demo-data"
+    shutil.copytree(demo.demo_data_dir(), changed)
+    bloom = changed / "bloom.jsonl"
+    lines = bloom.read_text(encoding="utf-8").splitlines()
+    record = json.loads(lines[0])
+    record["cognitive"] = "Create" if record["cognitive"] != "Create" else "Remember"
+    bloom.write_text("\n".join([json.dumps(record)] + lines[1:]) + "\n", encoding="utf-8")
+    monkeypatch.setattr(demo, "demo_data_dir", lambda: changed)
+    with pytest.raises(ProjectError, match="delete that file to start afresh"):
+        demo.build_demo(db)
