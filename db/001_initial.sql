@@ -158,9 +158,3 @@ CREATE TABLE imports (
     unchanged   INTEGER NOT NULL
 );
 CREATE INDEX imports_sha ON imports (sha256, kind);
-
--- Small per-project settings and per-user state (e.g. a grader's place in the queue).
-CREATE TABLE settings (
-    key   TEXT PRIMARY KEY,
-    value TEXT
-);

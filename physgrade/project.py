@@ -8,7 +8,6 @@ leaves a history row. Everything else only reads.
 
 from __future__ import annotations
 
-import json
 import re
 import sqlite3
 from contextlib import contextmanager
@@ -261,13 +260,3 @@ class Project:
                 "cognitive = excluded.cognitive, knowledge = excluded.knowledge, "
                 "updated_at = excluded.updated_at",
                 (question_id, annotator_id, cognitive, knowledge, now_iso()))
-
-    # -- settings --------------------------------------------------------------------------
-
-    def get_setting(self, key: str, default: object = None) -> object:
-        row = self.conn.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
-        return default if row is None else json.loads(row[0])
-
-    def set_setting(self, key: str, value: object) -> None:
-        self.conn.execute("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) "
-                          "DO UPDATE SET value = excluded.value", (key, json.dumps(value)))

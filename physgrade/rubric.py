@@ -160,9 +160,6 @@ COARSE = Rubric("coarse", "coarse (first study)", (
 
 RUBRICS: dict[str, Rubric] = {r.key: r for r in (PREFS, CONCEPTUAL, COARSE)}
 
-#: The order in which the study walks criteria for "progressive degradation".
-DEGRADATION_ORDER = PREFS.keys
-
 
 def rubric_for_kind(kind: str) -> Rubric:
     """The rubric a question kind is graded with."""

@@ -13,7 +13,6 @@ TOPICS = ("Introduction", "Mechanics", "Electricity & Magnetism", "Thermodynamic
           "Waves & Acoustics", "Optics", "Modern Physics")
 BLOOM_COGNITIVE = ("Remember", "Understand", "Apply", "Analyze", "Evaluate", "Create")
 BLOOM_KNOWLEDGE = ("Factual", "Conceptual", "Procedural", "Metacognitive")
-LOWER_ORDER = ("Remember", "Understand")
 REGIONS = ("Asia", "Africa", "South America/Oceania")
 ANSWER_TYPES = ("NV", "EX", "EQ", "IN", "TF", "MC", "compound")
 
