@@ -52,6 +52,7 @@ class FormatError(ValueError):
     def __init__(self, source: str, line: int | None, field: str | None, message: str,
                  unit: str = "line") -> None:
         self.source, self.line, self.field, self.message = source, line, field, message
+        self.unit = unit
         where = source if line is None else f"{source} {unit} {line}"
         if field:
             where += f", field '{field}'"
@@ -63,8 +64,7 @@ class ImportErrors(FormatError):
 
     def __init__(self, errors: list[FormatError]) -> None:
         first = errors[0]
-        super().__init__(first.source, first.line, first.field, first.message)
-        self.args = first.args
+        super().__init__(first.source, first.line, first.field, first.message, first.unit)
         self.errors = errors
         more = len(errors) - 1
         if more:
@@ -109,16 +109,19 @@ def read_file(path: str | Path, mapping: Mapping[str, str] | None = None) -> Sou
     """
     path = Path(path)
     name = path.name
+    suffix = path.suffix.lower()
     try:
-        sha256, lines = _digest(path)
+        if suffix in {".csv", ".tsv", ".json"}:
+            raw = path.read_bytes()
+            sha256, lines = hashlib.sha256(raw).hexdigest(), raw.count(b"\n")
+        else:
+            sha256, lines = _digest(path)
     except OSError as exc:
         raise FormatError(name, None, None, f"cannot read the file: {exc.strerror}") from None
-    suffix = path.suffix.lower()
     if suffix in {".csv", ".tsv"}:
-        records = _read_csv(_decode(path.read_bytes(), name), name,
-                            "\t" if suffix == ".tsv" else ",")
+        records = _read_csv(_decode(raw, name), name, "\t" if suffix == ".tsv" else ",")
     elif suffix == ".json":
-        records = _read_json_array(_decode(path.read_bytes(), name), name)
+        records = _read_json_array(_decode(raw, name), name)
     else:
         records = _read_json_lines(path, name)
     if mapping:
@@ -127,7 +130,7 @@ def read_file(path: str | Path, mapping: Mapping[str, str] | None = None) -> Sou
 
 
 def _digest(path: Path) -> tuple[str, int]:
-    """The file's SHA-256 and its number of lines, in one pass over its bytes."""
+    """A large file's SHA-256 and its number of lines, in one pass that keeps nothing."""
     digest = hashlib.sha256()
     lines = 0
     with path.open("rb") as f:
