@@ -235,6 +235,19 @@ class Project:
                 "VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET assessed_at = excluded.assessed_at",
                 (rater, response_id, chosen.key, stamp))
 
+    def set_note(self, grader: str, response_id: str, criterion: str, note: str,
+                 rubric: str | None = None) -> None:
+        """Attach a note to a criterion the grader has scored ("" removes it), committed at once."""
+        chosen = RUBRICS[rubric] if rubric else self.response_rubric(response_id)[0]
+        with self.transaction():
+            changed = self.conn.execute(
+                "UPDATE scores SET note = nullif(?, ''), updated_at = ? WHERE rater_id = "
+                "(SELECT id FROM raters WHERE name = ? AND prompt_version = '' AND kind = 'human') "
+                "AND response_id = ? AND rubric = ? AND criterion = ?",
+                (note.strip(), now_iso(), grader, response_id, chosen.key, criterion)).rowcount
+            if not changed:
+                raise ScoreError(criterion, f"score {criterion} before adding a note to it")
+
     def clear_score(self, grader: str, response_id: str, criterion: str,
                     rubric: str | None = None) -> None:
         """Remove one criterion of a person's grade (e.g. undo), committed at once."""

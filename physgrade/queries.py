@@ -109,6 +109,8 @@ def question_rows(project: Project) -> list[QuestionRow]:
 
 @dataclass(frozen=True, slots=True)
 class ResponseSummary:
+    """A model's response with the template parts found in it."""
+
     id: str
     model: str
     compliant: bool
@@ -117,8 +119,8 @@ class ResponseSummary:
 
 
 @dataclass(frozen=True, slots=True)
-class QuestionDetail:
-    """A question with everything needed to read it: options, reference parts, responses."""
+class Question:
+    """A question with everything needed to read it: options, answer, reference parts."""
 
     id: str
     kind: str
@@ -133,25 +135,43 @@ class QuestionDetail:
     bloom_knowledge: str | None
     variant_of: str | None
     region: str | None
+
+    @property
+    def multiple_choice(self) -> bool:
+        return self.options is not None
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionDetail:
+    """A question and all its responses (the question list's reading pane)."""
+
+    question: Question
     responses: list[ResponseSummary]
 
 
-def question_detail(project: Project, question_id: str) -> QuestionDetail | None:
-    """One question and its responses, or None if the project has no such question."""
+def question(project: Project, question_id: str) -> Question | None:
+    """One question, or None if the project has no such question."""
     row = project.conn.execute(
         "SELECT id, kind, topic, question, options, answer, unit, reference_solution, "
         "reference_sections, bloom_cognitive, bloom_knowledge, variant_of, region "
         "FROM questions WHERE id = ?", (question_id,)).fetchone()
     if row is None:
         return None
+    (qid, kind, topic, text, options, answer, unit, reference, sections, cognitive, knowledge,
+     variant_of, region) = row
+    return Question(qid, kind, topic, text, json.loads(options) if options else None, answer,
+                    unit, reference, from_stored(reference, sections) if sections else None,
+                    cognitive, knowledge, variant_of, region)
+
+
+def question_detail(project: Project, question_id: str) -> QuestionDetail | None:
+    """One question and its responses, or None if the project has no such question."""
+    found = question(project, question_id)
+    if found is None:
+        return None
     responses = [ResponseSummary(rid, model, bool(compliant), text,
                                  from_stored(text, sections))
                  for rid, model, compliant, text, sections in project.conn.execute(
                      "SELECT id, model, compliant, response, sections FROM responses "
                      "WHERE question_id = ? ORDER BY model, id", (question_id,))]
-    (qid, kind, topic, text, options, answer, unit, reference, sections, cognitive, knowledge,
-     variant_of, region) = row
-    return QuestionDetail(qid, kind, topic, text, json.loads(options) if options else None,
-                          answer, unit, reference,
-                          from_stored(reference, sections) if sections else None, cognitive,
-                          knowledge, variant_of, region, responses)
+    return QuestionDetail(found, responses)

@@ -78,3 +78,36 @@ def loaded(project: Project, tmp_path: Path) -> Project:
         response(), response("r-2", model="quark-lm-3", text="The speed is 10 m/s."),
         response("r-3", "q-mc", text="Both are conserved.\nFinal Answer: C")]), "responses")
     return project
+
+
+@pytest.fixture
+def app_settings(qapp, tmp_path: Path) -> Path:
+    """Keep the app's settings (recent projects, the grader's name) out of the user's own."""
+    from PySide6.QtCore import QCoreApplication, QSettings
+    from physgrade_ui import style
+
+    QCoreApplication.setOrganizationName("physgrade-tests")
+    QCoreApplication.setApplicationName("physgrade")
+    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path))
+    QSettings().clear()
+    style.apply(qapp)
+    return tmp_path
+
+
+@pytest.fixture
+def demo(tmp_path: Path) -> Path:
+    """A fresh copy of the bundled demo project."""
+    from physgrade.demo import build_demo
+
+    path = tmp_path / "demo.physgrade"
+    build_demo(path)
+    return path
+
+
+def page_text(qtbot, view) -> str:
+    """The text a reading view shows, as the browser has rendered it."""
+    got: list[str] = []
+    view.page().toPlainText(got.append)
+    qtbot.waitUntil(lambda: bool(got), timeout=10_000)
+    return got[0]

@@ -13,23 +13,26 @@ from typing import Any, Callable
 
 from PySide6.QtCore import QSize
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
-from PySide6.QtWidgets import (QDialog, QFileDialog, QHBoxLayout, QListWidget, QListWidgetItem,
-                               QMainWindow, QMessageBox, QStackedWidget, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QDialog, QFileDialog, QHBoxLayout, QLabel, QListWidget,
+                               QListWidgetItem, QMainWindow, QMessageBox, QStackedWidget, QWidget)
 
 import physgrade
 from physgrade.importer import ImportResult
 from physgrade.project import Project, ProjectError
+from physgrade.grading import graders
 from physgrade.queries import QuestionDetail, project_info, question_detail, question_rows
-from physgrade_ui import recent, transfer
+from physgrade_ui import grader, recent, transfer
+from physgrade_ui.help_overlay import HelpOverlay
 from physgrade_ui.overview import OverviewPage
 from physgrade_ui.progress import run_with_progress
 from physgrade_ui.questions import QuestionsPage
 from physgrade_ui.welcome import WelcomePage
-from physgrade_ui.widgets import SmallTable
+from physgrade_ui.workbench import GradingPage
 from physgrade_ui.workers import Operation, Worker
 
 PROJECT_FILTER = "physgrade projects (*.physgrade);;All files (*)"
-PAGES = ("Overview", "Questions")
+PAGES = ("Overview", "Grade", "Questions")
+GRADE_PAGE = PAGES.index("Grade")
 
 
 class MainWindow(QMainWindow):
@@ -50,12 +53,20 @@ class MainWindow(QMainWindow):
             QListWidgetItem(page, self.navigation).setSizeHint(QSize(0, 40))
         self.navigation.setFixedWidth(150)
         self.overview = OverviewPage()
+        self.grading = GradingPage()
         self.questions = QuestionsPage(self._question_detail)
         self.pages = QStackedWidget()
-        self.pages.addWidget(self.overview)
-        self.pages.addWidget(self.questions)
-        self.navigation.currentRowChanged.connect(self.pages.setCurrentIndex)
-        self.navigation.setCurrentRow(0)
+        for page in (self.overview, self.grading, self.questions):
+            self.pages.addWidget(page)
+        self.grading.status.connect(self._status)
+        self.grading.progress.connect(self._show_progress)
+        self.progress_label = QLabel()
+        self.statusBar().addPermanentWidget(self.progress_label)
+        self.help = HelpOverlay(self)
+        self.grader_dialog: grader.GraderDialog | None = None
+        self._stale: set[QWidget] = set()
+        self.navigation.currentRowChanged.connect(self._page_chosen)
+        self.navigation.setCurrentRow(GRADE_PAGE)
 
         workspace = QWidget()
         layout = QHBoxLayout(workspace)
@@ -94,11 +105,15 @@ class MainWindow(QMainWindow):
         self.quit_action = self._action("&Quit", "Ctrl+Q", self.close)
         self.overview_action = self._action("&Overview", "Ctrl+1", partial(self.show_page, 0),
                                             True)
-        self.questions_action = self._action("&Questions", "Ctrl+2", partial(self.show_page, 1),
+        self.grade_action = self._action("&Grade", "Ctrl+2", partial(self.show_page, GRADE_PAGE),
+                                         True)
+        self.questions_action = self._action("&Questions", "Ctrl+3", partial(self.show_page, 2),
                                              True)
-        self.filter_action = self._action("&Filter Questions", keys.Find, self.focus_filter, True)
+        self.grader_action = self._action("Change &Grader…", "Ctrl+G", self.choose_grader, True)
+        self.filter_action = self._action("&Search", keys.Find, self.focus_filter, True)
         self.refresh_action = self._action("&Refresh", keys.Refresh, self.refresh, True)
         self.shortcuts_action = self._action("&Keyboard Shortcuts", "F1", self.show_shortcuts)
+        self.help_key = self._action("Keyboard Shortcuts", "?", self.show_shortcuts)
         self.about_action = self._action("&About physgrade", "Ctrl+Shift+F1", self.show_about)
 
     def _make_menus(self) -> None:
@@ -110,9 +125,12 @@ class MainWindow(QMainWindow):
         file_menu.addSeparator()
         file_menu.addAction(self.quit_action)
         view_menu = self.menuBar().addMenu("&View")
-        view_menu.addActions([self.overview_action, self.questions_action, self.filter_action])
+        view_menu.addActions([self.overview_action, self.grade_action, self.questions_action,
+                              self.filter_action])
         view_menu.addSeparator()
         view_menu.addAction(self.refresh_action)
+        grading_menu = self.menuBar().addMenu("&Grading")
+        grading_menu.addAction(self.grader_action)
         help_menu = self.menuBar().addMenu("&Help")
         help_menu.addActions([self.shortcuts_action, self.about_action])
 
@@ -126,10 +144,11 @@ class MainWindow(QMainWindow):
             self.recent_menu.addAction("No recent projects").setEnabled(False)
 
     def shortcut_rows(self) -> list[tuple[str, str]]:
-        """Every action with its key, read from the actions so the list cannot go stale."""
-        return [(action.text().replace("&", ""),
-                 action.shortcut().toString(QKeySequence.SequenceFormat.NativeText))
-                for action in self.actions()]
+        """Every window action as (key, what it does), read from the actions so the list
+        cannot go stale."""
+        return [(action.shortcut().toString(QKeySequence.SequenceFormat.NativeText),
+                 action.text().replace("&", "").rstrip("…"))
+                for action in self.actions() if action is not self.help_key]
 
     # -- the project ------------------------------------------------------------------------
 
@@ -163,12 +182,16 @@ class MainWindow(QMainWindow):
 
     def _set_project(self, project: Project) -> None:
         if self.project is not None:
+            self.grading.close_project()
             self.project.close()
         self.project = project
         recent.remember(project.path)
         self._fill_recent_menu()
         self._show_project_state()
+        self.show_page(GRADE_PAGE)
         self.refresh()
+        if grader.remembered() is None:
+            self.choose_grader()
 
     def _show_project_state(self) -> None:
         has_project = self.project is not None
@@ -180,11 +203,61 @@ class MainWindow(QMainWindow):
                 action.setEnabled(has_project)
 
     def refresh(self) -> None:
-        """Re-read every page from the project (after an import, or on F5)."""
+        """Re-read the pages from the project (after an import, or on F5): the page on show
+        now, the others when next shown, so opening a large project waits only for one."""
         if self.project is None:
             return
-        self.overview.show_info(project_info(self.project))
-        self.questions.show_rows(question_rows(self.project))
+        self._stale = {self.overview, self.grading, self.questions}
+        self._refresh_page(self.pages.currentWidget())
+
+    def _refresh_page(self, page: QWidget) -> None:
+        if page not in self._stale or self.project is None:
+            return
+        if page is self.grading:
+            name = grader.remembered()
+            if name is None:
+                return  # opened once the grader has said who they are
+            self.grading.open(self.project, name)
+            self._show_grader(name)
+        elif page is self.overview:
+            self.overview.show_info(project_info(self.project))
+        else:
+            self.questions.show_rows(question_rows(self.project))
+        self._stale.discard(page)
+
+    def _page_chosen(self, index: int) -> None:
+        self.pages.setCurrentIndex(index)
+        self._refresh_page(self.pages.currentWidget())
+
+    # -- the grader -------------------------------------------------------------------------
+
+    def choose_grader(self) -> None:
+        """Ask who is grading (without blocking); the workbench reopens under the new name."""
+        if self.grader_dialog is not None:
+            return
+        known = graders(self.project) if self.project else []
+        self.grader_dialog = grader.GraderDialog(known, grader.remembered(), self)
+        self.grader_dialog.accepted.connect(self._grader_chosen)
+        self.grader_dialog.finished.connect(self._grader_dialog_closed)
+        self.grader_dialog.open()
+
+    def _grader_chosen(self) -> None:
+        grader.remember(self.grader_dialog.chosen())
+        self._stale.add(self.grading)
+        self._refresh_page(self.pages.currentWidget())
+
+    def _grader_dialog_closed(self) -> None:
+        self.grader_dialog = None
+
+    def _show_grader(self, name: str) -> None:
+        self.setWindowTitle(f"physgrade — {self.project.path.name} — {name}")
+
+    def _show_progress(self, graded: int, total: int) -> None:
+        name = grader.remembered() or ""
+        self.progress_label.setText(f"{name}: {graded:,} of {total:,} graded in this view  ")
+
+    def _status(self, message: str) -> None:
+        self.statusBar().showMessage(message, 6000)
 
     def _question_detail(self, question_id: str) -> QuestionDetail | None:
         return question_detail(self.project, question_id) if self.project else None
@@ -195,8 +268,12 @@ class MainWindow(QMainWindow):
         self.navigation.setCurrentRow(index)
 
     def focus_filter(self) -> None:
-        self.show_page(PAGES.index("Questions"))
-        self.questions.focus_filter()
+        """The search of the page on show (the grading queue's, or the question list's)."""
+        if self.pages.currentWidget() is self.grading:
+            self.grading.focus_search()
+        else:
+            self.show_page(PAGES.index("Questions"))
+            self.questions.focus_filter()
 
     # -- import and export ------------------------------------------------------------------
 
@@ -252,15 +329,8 @@ class MainWindow(QMainWindow):
     # -- help -------------------------------------------------------------------------------
 
     def show_shortcuts(self) -> None:
-        dialog = QDialog(self)
-        dialog.setWindowTitle("Keyboard shortcuts")
-        table = SmallTable(["Action", "Shortcut"], dialog)
-        table.fill(self.shortcut_rows())
-        layout = QVBoxLayout(dialog)
-        layout.setContentsMargins(20, 20, 20, 20)
-        layout.addWidget(table)
-        dialog.resize(420, table.height() + 40)
-        dialog.exec()
+        """The help overlay: the workbench's keys and the window's, read from the actions."""
+        self.help.open([self.grading.help_section(), ("Window", self.shortcut_rows())])
 
     def show_about(self) -> None:
         QMessageBox.about(self, "About physgrade",

@@ -8,11 +8,13 @@ from PySide6.QtCore import (QAbstractTableModel, QItemSelectionModel, QModelInde
                             QPersistentModelIndex, QSortFilterProxyModel, Qt)
 from PySide6.QtGui import QFont, QFontMetrics, QShowEvent
 from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLineEdit, QSplitter, QTableView,
-                               QTextBrowser, QVBoxLayout, QWidget)
+                               QVBoxLayout, QWidget)
 
 from physgrade.queries import QuestionDetail, QuestionRow
-from physgrade_ui import style
-from physgrade_ui.reading import DOCUMENT_CSS, PLACEHOLDER, question_html
+from physgrade_ui import reading, style
+from physgrade_ui.reading_view import ReadingView
+
+PLACEHOLDER = reading.placeholder("Select a question to read it here.")
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -113,12 +115,8 @@ class QuestionsPage(QSplitter):
         self.table.selectionModel().currentRowChanged.connect(self._show_current)
         self.filter.returnPressed.connect(self.table.setFocus)
 
-        self.reader = QTextBrowser()
-        self.reader.setOpenLinks(False)
-        self.reader.setOpenExternalLinks(False)
-        self.reader.document().setDefaultStyleSheet(DOCUMENT_CSS)
-        self.reader.document().setDocumentMargin(18)
-        self.reader.setHtml(PLACEHOLDER)
+        self.reader = ReadingView(reading.CSS)
+        self.reader.show_html(PLACEHOLDER)
 
         listing = QWidget()
         layout = QVBoxLayout(listing)
@@ -126,14 +124,14 @@ class QuestionsPage(QSplitter):
         layout.setSpacing(10)
         layout.addWidget(self.filter)
         layout.addWidget(self.table)
-        reading = QWidget()
-        reading_layout = QVBoxLayout(reading)
-        reading_layout.setContentsMargins(8, 16, 16, 16)
-        reading_layout.addWidget(self.reader)
+        pane = QWidget()
+        pane_layout = QVBoxLayout(pane)
+        pane_layout.setContentsMargins(8, 16, 16, 16)
+        pane_layout.addWidget(self.reader)
         self.addWidget(listing)
-        self.addWidget(reading)
+        self.addWidget(pane)
         self.setChildrenCollapsible(False)
-        reading.setMinimumWidth(380)
+        pane.setMinimumWidth(380)
         self._sized = False
 
     def showEvent(self, event: QShowEvent) -> None:
@@ -151,7 +149,7 @@ class QuestionsPage(QSplitter):
         if not self.select(current) and self.proxy.rowCount():
             self.table.selectRow(0)
         if self.current_id() is None:
-            self.reader.setHtml(PLACEHOLDER)
+            self.reader.show_html(PLACEHOLDER)
 
     def _fit_columns(self) -> None:
         """Size columns to their content and header text.
@@ -193,7 +191,7 @@ class QuestionsPage(QSplitter):
 
     def _show_current(self, current: QModelIndex) -> None:
         if not current.isValid():
-            self.reader.setHtml(PLACEHOLDER)
+            self.reader.show_html(PLACEHOLDER)
             return
         detail = self._load_detail(self.model.question_id(self.proxy.mapToSource(current).row()))
-        self.reader.setHtml(question_html(detail) if detail else PLACEHOLDER)
+        self.reader.show_html(reading.question_html(detail) if detail else PLACEHOLDER)

@@ -1,15 +1,17 @@
-"""A question as rich text for the reading pane: the question, its reference solution laid out by
-the template's parts, and the responses.
+"""What the reading panes show, as HTML for a :class:`~physgrade_ui.reading_view.ReadingView`.
 
-Every imported string is untrusted and goes through :func:`text` (``html.escape``), so markup in
-a response shows as literal characters and nothing is ever loaded. LaTeX stays as source for now.
+Every imported string (questions, solutions, responses, ids, model names) goes through
+:func:`physgrade.maths.to_html` or ``html.escape``: markup in a response shows as literal
+characters, and only the MathML the core makes from LaTeX is real markup.
 """
 
 from __future__ import annotations
 
 from html import escape
 
-from physgrade.queries import QuestionDetail, ResponseSummary
+from physgrade.grading import GradingItem
+from physgrade.maths import to_html
+from physgrade.queries import Question, QuestionDetail, ResponseSummary
 from physgrade.template import ParsedSolution, Span, section_text
 from physgrade_ui import style
 
@@ -19,109 +21,139 @@ STEP_PARTS = (("reasoning", "Reasoning"), ("general_formula", "General formula")
               ("substitution", "Substitution"), ("calculation", "Calculation"),
               ("result", "Result"))
 
-LABEL_WIDTH = 140  # one width for every labelled table, so their columns line up
-OPTION_WIDTH = 24
-
-#: Qt's rich text understands a subset of CSS 2; this stays inside it.
-DOCUMENT_CSS = f"""
-body {{ color: {style.TEXT}; }}
-h2 {{ font-size: 14pt; margin: 0 0 4px 0; }}
-h3 {{ font-size: 11.5pt; margin: 18px 0 6px 0; color: {style.TEXT}; }}
-h4 {{ font-size: 10.5pt; margin: 12px 0 4px 0; color: {style.MUTED}; }}
-p {{ margin: 4px 0 8px 0; }}
-.meta {{ color: {style.MUTED}; }}
-.label {{ color: {style.MUTED}; font-weight: 600; padding-right: 12px; }}
+CSS = f"""
+html {{ background: {style.SURFACE}; }}
+body {{ font: 15px/1.55 "DejaVu Sans", "Segoe UI", sans-serif; color: {style.TEXT};
+        margin: 0; padding: 16px 22px 48px; }}
+h1 {{ font-size: 17px; margin: 0 0 2px; }}
+h2 {{ font-size: 13px; color: {style.MUTED}; border-bottom: 2px solid {style.BORDER};
+      padding-bottom: 4px; margin: 18px 0 8px; }}
+h3 {{ font-size: 13.5px; margin: 14px 0 4px; color: {style.TEXT}; }}
+p {{ margin: 4px 0 8px; }}
+.meta {{ color: {style.MUTED}; font-size: 13px; }}
+.question {{ background: {style.ALTERNATE}; border: 1px solid {style.BORDER}; border-radius: 6px;
+             padding: 10px 16px; margin: 10px 0 4px; }}
+.columns {{ display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 26px; }}
+table.parts {{ border-collapse: collapse; width: 100%; }}
+table.parts td {{ vertical-align: top; padding: 3px 0; }}
+td.label {{ color: {style.ACCENT}; font-weight: 600; font-size: 12.5px; width: 104px;
+            padding-right: 10px !important; white-space: nowrap; }}
+.options td.label {{ width: 26px; color: {style.MUTED}; }}
 .correct {{ color: {style.GOOD}; font-weight: 600; }}
-.good {{ color: {style.GOOD}; background-color: {style.GOOD_BACKGROUND}; }}
-.warn {{ color: {style.WARN}; background-color: {style.WARN_BACKGROUND}; }}
+.final {{ background: {style.GOOD_BACKGROUND}; border-left: 3px solid {style.GOOD};
+          padding: 6px 10px; border-radius: 3px; }}
+.whole {{ white-space: normal; }}
+.tag {{ font-size: 11.5px; font-weight: 600; padding: 1px 7px; border-radius: 9px;
+        margin-left: 6px; vertical-align: 1px; }}
+.good {{ color: {style.GOOD}; background: {style.GOOD_BACKGROUND}; }}
+.warn {{ color: {style.WARN}; background: {style.WARN_BACKGROUND}; }}
+.display-math {{ margin: 6px 0; overflow-x: auto; text-align: center; }}
+.tex-error {{ color: #8c1d18; background: #fdecea; border-radius: 3px; padding: 0 3px; }}
+math {{ font-size: 1.08em; }}
+hr {{ border: none; border-top: 1px solid {style.BORDER}; margin: 18px 0; }}
+.placeholder {{ color: {style.MUTED}; margin-top: 40px; text-align: center; }}
 """
 
-PLACEHOLDER = '<p class="meta">Select a question to read it here.</p>'
+
+def placeholder(message: str) -> str:
+    return f'<p class="placeholder">{escape(message)}</p>'
 
 
-def text(value: str | None) -> str:
-    """Untrusted text as HTML: escaped, line breaks kept."""
-    return escape(value or "").replace("\n", "<br>")
+def tag(text: str, good: bool) -> str:
+    return f'<span class="tag {"good" if good else "warn"}">{escape(text)}</span>'
 
 
-def labelled_rows(rows: list[tuple[str, str]], width: int = LABEL_WIDTH) -> str:
+def _rows(rows: list[tuple[str, str]], css_class: str = "parts") -> str:
     """A two-column table of (label, already escaped HTML) pairs; nothing for no rows."""
     if not rows:
         return ""
-    body = "".join(f'<tr><td class="label" valign="top" width="{width}">'
-                   f'{escape(label).replace(" ", "&nbsp;")}</td><td>{value}</td></tr>'
+    body = "".join(f'<tr><td class="label">{escape(label)}</td><td>{value}</td></tr>'
                    for label, value in rows)
-    return f'<table cellspacing="0" cellpadding="3">{body}</table>'
+    return f'<table class="parts {css_class}">{body}</table>'
+
+
+def _facts(question: Question) -> list[str]:
+    facts = [question.topic or "no topic", question.kind]
+    if question.bloom_cognitive or question.bloom_knowledge:
+        facts.append(" / ".join(filter(None, (question.bloom_cognitive,
+                                              question.bloom_knowledge))))
+    if question.variant_of:
+        facts.append(f"variant of {question.variant_of}")
+    if question.region:
+        facts.append(f"region: {question.region}")
+    return facts
+
+
+def question_block(question: Question) -> str:
+    """The question, its options (the right one marked) and its expected answer."""
+    parts = [to_html(question.question)]
+    if question.options:
+        parts.append(_rows([(letter, f'<span class="correct">{to_html(option)} ✓</span>'
+                             if letter == question.answer else to_html(option))
+                            for letter, option in question.options.items()], "options"))
+    answer = [("Answer", to_html(question.answer))] if question.answer else []
+    if question.unit:
+        answer.append(("Unit", to_html(question.unit)))
+    parts.append(_rows(answer))
+    return f'<div class="question">{"".join(parts)}</div>'
+
+
+def solution_block(text: str | None, sections: ParsedSolution | None, what: str) -> str:
+    """A solution laid out by its template parts, or shown whole when it is not compliant."""
+    if not text:
+        return f'<p class="meta">No {escape(what)} given.</p>'
+    if sections is None or not sections.compliant:
+        return (f'<p class="meta">Not in the template; shown as written.</p>'
+                f'<div class="whole">{to_html(text)}</div>')
+
+    def part(span: Span | None) -> str:
+        return to_html(section_text(text, span))
+
+    blocks = ["<h3>Formulation</h3>",
+              _rows([(label, part(sections.formulation_parts[key]))
+                     for key, label in FORMULATION_PARTS if key in sections.formulation_parts])
+              or part(sections.formulation)]
+    for step in sections.steps:
+        rows = [(label, part(step.parts[key])) for key, label in STEP_PARTS if key in step.parts]
+        blocks += [f"<h3>Step {step.number}</h3>", _rows(rows) or part(step.span)]
+    if not sections.steps:
+        blocks += ["<h3>Solution</h3>", part(sections.solution)]
+    blocks += ["<h3>Final answer</h3>", f'<div class="final">{part(sections.final_answer)}</div>']
+    return "".join(blocks)
+
+
+def grading_html(item: GradingItem) -> str:
+    """The workbench's reading: the question on top, the reference and the response side by side."""
+    question = item.question
+    compliance = tag("template-compliant" if item.compliant else "not compliant", item.compliant)
+    heading = (f"<h1>{escape(question.id)}</h1>"
+               f'<p class="meta">{" · ".join(escape(f) for f in _facts(question))}</p>')
+    reference = solution_block(question.reference_solution, question.reference_sections,
+                               "reference solution")
+    response = solution_block(item.text, item.sections, "response")
+    return (f"{heading}{question_block(question)}<div class='columns'>"
+            f"<div><h2>Reference solution</h2>{reference}</div>"
+            f"<div><h2>Response · {escape(item.model)} · {escape(item.response_id)}{compliance}"
+            f"</h2>{response}</div></div>")
 
 
 def question_html(detail: QuestionDetail) -> str:
-    """The whole reading pane for one question."""
-    return "".join((_heading(detail), _question(detail),
-                    _reference(detail.reference_solution, detail.reference_sections),
-                    _responses(detail.responses)))
-
-
-def _heading(detail: QuestionDetail) -> str:
-    facts = [detail.topic or "no topic", detail.kind]
-    if detail.bloom_cognitive or detail.bloom_knowledge:
-        facts.append(" / ".join(filter(None, (detail.bloom_cognitive, detail.bloom_knowledge))))
-    if detail.variant_of:
-        facts.append(f"variant of {detail.variant_of}")
-    if detail.region:
-        facts.append(f"region: {detail.region}")
-    return (f"<h2>{escape(detail.id)}</h2>"
-            f'<p class="meta">{" · ".join(escape(fact) for fact in facts)}</p>')
-
-
-def _question(detail: QuestionDetail) -> str:
-    parts = [f"<p>{text(detail.question)}</p>"]
-    if detail.options:
-        parts.append(labelled_rows([
-            (letter, f'<span class="correct">{text(option)} ✓</span>'
-             if letter == detail.answer else text(option))
-            for letter, option in detail.options.items()], OPTION_WIDTH))
-    answer = [("Answer", text(detail.answer))] if detail.answer else []
-    if detail.unit:
-        answer.append(("Unit", text(detail.unit)))
-    parts.append(labelled_rows(answer))
+    """The question list's reading: the question, its reference, then every response."""
+    question = detail.question
+    parts = [f"<h1>{escape(question.id)}</h1>",
+             f'<p class="meta">{" · ".join(escape(f) for f in _facts(question))}</p>',
+             question_block(question), "<h2>Reference solution</h2>",
+             solution_block(question.reference_solution, question.reference_sections,
+                            "reference solution"),
+             f"<h2>Responses ({len(detail.responses)})</h2>"]
+    if not detail.responses:
+        parts.append('<p class="meta">No responses yet.</p>')
+    parts += [_response(response) for response in detail.responses]
     return "".join(parts)
 
 
-def _reference(solution: str | None, sections: ParsedSolution | None) -> str:
-    if not solution:
-        return '<h3>Reference solution</h3><p class="meta">None given.</p>'
-    if sections is None or not sections.compliant:
-        return ('<h3>Reference solution</h3><p class="meta">Not in the template; as written:</p>'
-                f"<p>{text(solution)}</p>")
-    return "<h3>Reference solution</h3>" + solution_html(solution, sections)
-
-
-def solution_html(solution: str, sections: ParsedSolution) -> str:
-    """A template-compliant solution by its parts: formulation, numbered steps, final answer."""
-    def part(span: Span | None) -> str:
-        return text(section_text(solution, span))
-
-    formulation = labelled_rows([(label, part(sections.formulation_parts[key]))
-                                 for key, label in FORMULATION_PARTS
-                                 if key in sections.formulation_parts])
-    parts = ["<h4>Formulation</h4>", formulation or f"<p>{part(sections.formulation)}</p>"]
-    for step in sections.steps:
-        rows = [(label, part(step.parts[key])) for key, label in STEP_PARTS if key in step.parts]
-        parts += [f"<h4>Step {step.number}</h4>", labelled_rows(rows) or f"<p>{part(step.span)}</p>"]
-    if not sections.steps:
-        parts += ["<h4>Solution</h4>", f"<p>{part(sections.solution)}</p>"]
-    parts += ["<h4>Final answer</h4>", f"<p>{part(sections.final_answer)}</p>"]
-    return "".join(parts)
-
-
-def _responses(responses: list[ResponseSummary]) -> str:
-    if not responses:
-        return '<h3>Responses</h3><p class="meta">No responses yet.</p>'
-    parts = [f"<h3>Responses ({len(responses)})</h3>"]
-    for response in responses:
-        tag = ('<span class="good">&nbsp;template-compliant&nbsp;</span>' if response.compliant
-               else '<span class="warn">&nbsp;not compliant&nbsp;</span>')
-        parts.append(f'<hr><h4><span style="color:{style.TEXT}">{escape(response.model)}</span>'
-                     f'&nbsp;&nbsp;<span class="meta">{escape(response.id)}</span>'
-                     f"&nbsp;&nbsp;{tag}</h4><p>{text(response.text)}</p>")
-    return "".join(parts)
+def _response(response: ResponseSummary) -> str:
+    compliance = tag("template-compliant" if response.compliant else "not compliant",
+                     response.compliant)
+    return (f"<hr><h3>{escape(response.model)} <span class='meta'>{escape(response.id)}</span>"
+            f"{compliance}</h3>{solution_block(response.text, response.sections, 'response')}")

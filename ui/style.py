@@ -66,6 +66,29 @@ QProgressBar {{
 }}
 QProgressBar::chunk {{ background: {ACCENT}; border-radius: 3px; }}
 QSplitter::handle {{ background: {BACKGROUND}; }}
+QFrame[role="criterion"] {{
+    background: {SURFACE}; border: 1px solid {BORDER}; border-radius: 6px;
+}}
+QFrame[role="criterion"][current="true"] {{ border: 2px solid {ACCENT}; background: #f3f7fc; }}
+QLabel[role="criterion-key"] {{ color: {ACCENT}; font-weight: 700; font-family: monospace; }}
+QLabel[role="criterion-name"] {{ font-weight: 600; }}
+QLabel[role="total"] {{ font-size: 16pt; font-weight: 600; color: {TEXT}; }}
+QLabel[role="key"] {{
+    font-family: monospace; font-weight: 700; color: {ACCENT}; padding-right: 6px;
+}}
+QPushButton[role="value"] {{
+    min-width: 34px; max-width: 46px; padding: 4px 4px; font-weight: 600;
+}}
+QPushButton[role="value"]:checked {{
+    background: {ACCENT}; color: white; border-color: {ACCENT};
+}}
+QPushButton[role="small"] {{ padding: 4px 8px; }}
+QToolButton {{
+    background: {SURFACE}; border: 1px solid {BORDER}; border-radius: 4px; padding: 4px 6px;
+}}
+QToolButton:hover {{ border-color: {ACCENT}; }}
+QToolButton[active="true"] {{ background: #e6eef8; border-color: {ACCENT}; color: {ACCENT}; }}
+QToolButton::menu-indicator {{ image: none; width: 0; }}
 QStatusBar {{ color: {MUTED}; }}
 """
 

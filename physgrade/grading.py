@@ -1,0 +1,114 @@
+"""One grader's view of one response: what they read, what they gave, what others said.
+
+The blind rule lives here, not in the app: other graders' scores and judge verdicts are
+returned only once this grader has scored every criterion of the item.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from physgrade.project import Project
+from physgrade.queries import Question, question
+from physgrade.rubric import Rubric, rubric_for_kind
+from physgrade.template import ParsedSolution, from_stored
+
+
+@dataclass(frozen=True, slots=True)
+class Given:
+    """A score a rater gave one criterion; ``value`` None is N/A."""
+
+    value: int | None
+    note: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GradingItem:
+    """A response with its question, the rubric it is graded with, and this grader's scores."""
+
+    response_id: str
+    model: str
+    text: str
+    sections: ParsedSolution
+    compliant: bool
+    question: Question
+    rubric: Rubric
+    mine: dict[str, Given] = field(default_factory=dict)
+
+    @property
+    def complete(self) -> bool:
+        """Every criterion has a value (N/A counts as given)."""
+        return all(key in self.mine for key in self.rubric.keys)
+
+    @property
+    def values(self) -> dict[str, int | None]:
+        return {key: given.value for key, given in self.mine.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class OtherVerdict:
+    """Another rater's scores of the same response (a judge, a rule checker or a colleague)."""
+
+    rater: str
+    kind: str
+    prompt_version: str
+    scores: dict[str, int | None]
+    comment: str | None
+
+    def disagreements(self, mine: dict[str, int | None]) -> list[str]:
+        """Criteria both scored, with different values."""
+        return [key for key, value in self.scores.items() if key in mine and mine[key] != value]
+
+
+def graders(project: Project) -> list[str]:
+    """The people who have graded or labelled anything in the project, by name."""
+    return [name for (name,) in project.conn.execute(
+        "SELECT name FROM raters WHERE kind = 'human' AND prompt_version = '' ORDER BY name")]
+
+
+def my_scores(project: Project, response_id: str, grader: str, rubric: Rubric) -> dict[str, Given]:
+    """The scores ``grader`` has given ``response_id`` under ``rubric``, by criterion."""
+    return {criterion: Given(value, note) for criterion, value, note in project.conn.execute(
+        "SELECT s.criterion, s.value, s.note FROM scores s JOIN raters r ON r.id = s.rater_id "
+        "WHERE r.name = ? AND r.kind = 'human' AND r.prompt_version = '' "
+        "AND s.response_id = ? AND s.rubric = ?", (grader, response_id, rubric.key))}
+
+
+def grading_item(project: Project, response_id: str, grader: str) -> GradingItem | None:
+    """Everything the workbench shows of one response, or None if there is no such response."""
+    row = project.conn.execute(
+        "SELECT question_id, model, response, sections, compliant FROM responses WHERE id = ?",
+        (response_id,)).fetchone()
+    if row is None:
+        return None
+    question_id, model, text, sections, compliant = row
+    asked = question(project, question_id)
+    rubric = rubric_for_kind(asked.kind)
+    return GradingItem(response_id, model, text, from_stored(text, sections), bool(compliant),
+                       asked, rubric, my_scores(project, response_id, grader, rubric))
+
+
+def compare(project: Project, item: GradingItem, grader: str) -> list[OtherVerdict] | None:
+    """Every other rater's scores of the item, or None while the grader has not finished it.
+
+    Returning None (not an empty list) keeps "hidden" apart from "nobody else scored it".
+    """
+    if not item.complete:
+        return None
+    verdicts: dict[int, OtherVerdict] = {}
+    for rater_id, name, kind, version, criterion, value, comment in project.conn.execute(
+            "SELECT r.id, r.name, r.kind, r.prompt_version, s.criterion, s.value, a.comment "
+            "FROM scores s JOIN raters r ON r.id = s.rater_id "
+            "LEFT JOIN assessments a ON a.rater_id = s.rater_id "
+            "AND a.response_id = s.response_id AND a.rubric = s.rubric "
+            "WHERE s.response_id = ? AND s.rubric = ? "
+            "AND NOT (r.name = ? AND r.kind = 'human' AND r.prompt_version = '') "
+            "ORDER BY r.kind, r.name, r.prompt_version",
+            (item.response_id, item.rubric.key, grader)):
+        verdict = verdicts.setdefault(rater_id, OtherVerdict(name, kind, version, {}, comment))
+        verdict.scores[criterion] = value
+    order = {key: i for i, key in enumerate(item.rubric.keys)}
+    return [OtherVerdict(v.rater, v.kind, v.prompt_version,
+                         dict(sorted(v.scores.items(), key=lambda kv: order.get(kv[0], 99))),
+                         v.comment) for v in verdicts.values()]
+

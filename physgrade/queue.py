@@ -1,0 +1,177 @@
+"""The grading queue: every response as one light row, the filters over it, and where each
+grader stopped.
+
+The whole queue of a real project (58,000 responses) is read in one pass of indexed queries and
+filtered in memory, so changing a filter or recording a score never goes back to the database
+for the list. Only the text search reads the texts themselves.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, replace
+
+from physgrade.project import Project, now_iso
+from physgrade.rubric import rubric_for_kind
+
+#: How far the grader has got with an item.
+GRADED, STARTED, NOT_STARTED = "graded", "started", "not started"
+MY_PROGRESS = (GRADED, STARTED, NOT_STARTED)
+#: Whether other people have scored an item.
+BY_OTHERS, BY_NO_OTHER = "graded by others", "by no other grader"
+OTHERS_PROGRESS = (BY_OTHERS, BY_NO_OTHER)
+COMPLIANT, NOT_COMPLIANT = "template-compliant", "not compliant"
+COMPLIANCE = (COMPLIANT, NOT_COMPLIANT)
+NO_VALUE = "(none)"
+
+
+@dataclass(slots=True)
+class QueueItem:
+    """One response in the queue. ``scored`` (by this grader) changes as they grade."""
+
+    response_id: str
+    question_id: str
+    model: str
+    topic: str | None
+    kind: str
+    bloom: str | None
+    compliant: bool
+    criteria: int
+    scored: int
+    others: bool
+
+    @property
+    def progress(self) -> str:
+        if self.scored >= self.criteria:
+            return GRADED
+        return STARTED if self.scored else NOT_STARTED
+
+
+@dataclass(frozen=True, slots=True)
+class QueueFilter:
+    """Which items to show. Each facet is a set of accepted values (empty: any); the facets
+    combine with AND, the values within one facet with OR."""
+
+    models: frozenset[str] = frozenset()
+    topics: frozenset[str] = frozenset()
+    kinds: frozenset[str] = frozenset()
+    bloom: frozenset[str] = frozenset()
+    compliance: frozenset[str] = frozenset()
+    mine: frozenset[str] = frozenset()
+    others: frozenset[str] = frozenset()
+    search: str = ""
+    matching: frozenset[str] | None = field(default=None, compare=False)  # ids the search found
+
+    def matches(self, item: QueueItem) -> bool:
+        return ((not self.models or item.model in self.models)
+                and (not self.topics or (item.topic or NO_VALUE) in self.topics)
+                and (not self.kinds or item.kind in self.kinds)
+                and (not self.bloom or (item.bloom or NO_VALUE) in self.bloom)
+                and (not self.compliance
+                     or (COMPLIANT if item.compliant else NOT_COMPLIANT) in self.compliance)
+                and (not self.mine or item.progress in self.mine)
+                and (not self.others
+                     or (BY_OTHERS if item.others else BY_NO_OTHER) in self.others)
+                and (self.matching is None or item.response_id in self.matching))
+
+    @property
+    def active(self) -> bool:
+        return self != QueueFilter()
+
+    def to_json(self) -> str:
+        data = {key: sorted(value) if isinstance(value, frozenset) else value
+                for key, value in asdict(self).items() if key != "matching"}
+        return json.dumps({key: value for key, value in data.items() if value})
+
+    @classmethod
+    def from_json(cls, text: str | None) -> "QueueFilter":
+        """A stored filter; anything unreadable gives the empty filter rather than an error."""
+        try:
+            data = json.loads(text or "{}")
+            return cls(**{key: frozenset(value) if isinstance(value, list) else str(value)
+                          for key, value in data.items() if key in _FACETS})
+        except (ValueError, TypeError):
+            return cls()
+
+    def with_search(self, project: Project, text: str) -> "QueueFilter":
+        """This filter with the text search set (and run) to ``text``."""
+        text = text.strip()
+        return replace(self, search=text, matching=search(project, text) if text else None)
+
+
+_FACETS = {"models", "topics", "kinds", "bloom", "compliance", "mine", "others", "search"}
+
+
+def load_queue(project: Project, grader: str) -> list[QueueItem]:
+    """Every response, ordered so a question's responses sit together, with ``grader``'s
+    progress on each."""
+    conn = project.conn
+    others: set[str] = set()
+    me = conn.execute("SELECT id FROM raters WHERE name = ? AND kind = 'human' "
+                      "AND prompt_version = ''", (grader,)).fetchone()
+    my_id = me[0] if me else -1
+    mine = {(response, rubric): count for response, rubric, count in conn.execute(
+        "SELECT response_id, rubric, COUNT(*) FROM scores WHERE rater_id = ? "
+        "GROUP BY response_id, rubric", (my_id,))}
+    for (other,) in conn.execute("SELECT id FROM raters WHERE kind = 'human' AND id != ?",
+                                 (my_id,)):
+        others.update(r for (r,) in conn.execute(
+            "SELECT DISTINCT response_id FROM scores WHERE rater_id = ?", (other,)))
+    sizes = {kind: (rubric_for_kind(kind).key, len(rubric_for_kind(kind).criteria))
+             for kind in ("problem", "conceptual")}
+    items = []
+    for rid, qid, model, topic, kind, bloom, compliant in conn.execute(
+            "SELECT r.id, r.question_id, r.model, q.topic, q.kind, q.bloom_cognitive, "
+            "r.compliant FROM responses r JOIN questions q ON q.id = r.question_id "
+            "ORDER BY r.question_id, r.model, r.id"):
+        rubric, size = sizes[kind]
+        items.append(QueueItem(rid, qid, model, topic, kind, bloom, bool(compliant), size,
+                               mine.get((rid, rubric), 0), rid in others))
+    return items
+
+
+def search(project: Project, text: str) -> frozenset[str]:
+    """Ids of responses whose id, question id, question or response text contains ``text``
+    (case-insensitive for ASCII letters)."""
+    pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    return frozenset(r for (r,) in project.conn.execute(
+        "SELECT r.id FROM responses r JOIN questions q ON q.id = r.question_id "
+        "WHERE r.id LIKE :p ESCAPE '\\' OR r.question_id LIKE :p ESCAPE '\\' "
+        "OR r.response LIKE :p ESCAPE '\\' OR q.question LIKE :p ESCAPE '\\'", {"p": pattern}))
+
+
+def facet_values(items: list[QueueItem]) -> dict[str, list[str]]:
+    """The values each data facet takes in this project, for the filter menus."""
+    def values(get) -> list[str]:
+        return sorted({get(item) or NO_VALUE for item in items})
+    return {"models": values(lambda i: i.model), "topics": values(lambda i: i.topic),
+            "kinds": values(lambda i: i.kind), "bloom": values(lambda i: i.bloom),
+            "compliance": list(COMPLIANCE), "mine": list(MY_PROGRESS),
+            "others": list(OTHERS_PROGRESS)}
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """Where a grader stopped: the response shown and the filter in use."""
+
+    response_id: str | None
+    filter: QueueFilter
+
+
+def load_position(project: Project, grader: str) -> Position:
+    row = project.conn.execute(
+        "SELECT p.response_id, p.filter FROM grader_positions p JOIN raters r ON r.id = p.rater_id "
+        "WHERE r.name = ? AND r.kind = 'human' AND r.prompt_version = ''", (grader,)).fetchone()
+    return Position(row[0], QueueFilter.from_json(row[1])) if row else Position(None, QueueFilter())
+
+
+def save_position(project: Project, grader: str, position: Position) -> None:
+    """Remember where ``grader`` is, committed at once (the app calls this on every move)."""
+    with project.transaction():
+        rater = project.rater_id(grader, "human")
+        project.conn.execute(
+            "INSERT INTO grader_positions (rater_id, response_id, filter, updated_at) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT (rater_id) DO UPDATE SET "
+            "response_id = excluded.response_id, filter = excluded.filter, "
+            "updated_at = excluded.updated_at",
+            (rater, position.response_id, position.filter.to_json(), now_iso()))

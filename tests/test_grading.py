@@ -1,0 +1,125 @@
+"""The grader's core: one item, the blind comparison, the queue, its filters and positions."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import PREFS_FULL
+from physgrade.grading import Given, compare, graders, grading_item
+from physgrade.project import Project
+from physgrade.queue import (BY_NO_OTHER, BY_OTHERS, GRADED, NOT_COMPLIANT, NOT_STARTED, STARTED,
+                             Position, QueueFilter, facet_values, load_position, load_queue,
+                             save_position, search)
+from physgrade.rubric import ScoreError
+
+
+def grade(project: Project, grader: str, response_id: str, scores: dict) -> None:
+    for criterion, value in scores.items():
+        project.set_score(grader, response_id, criterion, value)
+
+
+def test_grading_item_holds_question_rubric_and_my_scores(loaded):
+    loaded.set_score("ana", "r-1", "CAL", 0, note="slip in step 2")
+    item = grading_item(loaded, "r-1", "ana")
+    assert item.question.id == "q-1" and item.rubric.key == "prefs"
+    assert item.sections.compliant and item.compliant
+    assert item.mine == {"CAL": Given(0, "slip in step 2")}
+    assert not item.complete
+    assert grading_item(loaded, "r-3", "ana").rubric.key == "conceptual"
+    assert grading_item(loaded, "r-3", "ana").question.multiple_choice
+    assert grading_item(loaded, "r-404", "ana") is None
+    assert grading_item(loaded, "r-1", "ben").mine == {}
+
+
+def test_others_stay_hidden_until_every_criterion_is_scored(loaded):
+    judge = loaded.rater_id("arbiter", "llm", "v1")
+    loaded.conn.executemany(
+        "INSERT INTO scores VALUES (?, 'r-1', 'prefs', ?, ?, NULL, '2026-01-01')",
+        [(judge, key, value) for key, value in PREFS_FULL.items()])
+    grade(loaded, "ben", "r-1", {**PREFS_FULL, "CAL": 0})
+    partial = dict(PREFS_FULL)
+    partial.pop("ANS")
+    grade(loaded, "ana", "r-1", {**partial, "COR": 1})
+    assert compare(loaded, grading_item(loaded, "r-1", "ana"), "ana") is None
+
+    loaded.set_score("ana", "r-1", "ANS", 2)
+    item = grading_item(loaded, "r-1", "ana")
+    verdicts = {v.rater: v for v in compare(loaded, item, "ana")}
+    assert set(verdicts) == {"arbiter", "ben"}
+    assert list(verdicts["arbiter"].scores) == list(item.rubric.keys)  # in rubric order
+    assert verdicts["arbiter"].disagreements(item.values) == ["COR"]
+    assert verdicts["ben"].disagreements(item.values) == ["CAL", "COR"]
+    assert graders(loaded) == ["ana", "ben"]
+
+
+def test_na_counts_as_given_for_completeness(loaded):
+    grade(loaded, "ana", "r-3", {"SET": 1, "CON": 1, "EXE": None, "COH": 1, "ANS": 1})
+    item = grading_item(loaded, "r-3", "ana")
+    assert item.complete and item.values["EXE"] is None
+    assert compare(loaded, item, "ana") == []  # finished, and nobody else has scored it
+
+
+def test_notes_need_a_score_and_empty_removes_them(loaded):
+    with pytest.raises(ScoreError, match="score CAL before"):
+        loaded.set_note("ana", "r-1", "CAL", "too early")
+    loaded.set_score("ana", "r-1", "CAL", 1)
+    loaded.set_note("ana", "r-1", "CAL", "  fine  ")
+    assert grading_item(loaded, "r-1", "ana").mine["CAL"] == Given(1, "fine")
+    loaded.set_score("ana", "r-1", "CAL", 0)  # a new value keeps the note
+    assert grading_item(loaded, "r-1", "ana").mine["CAL"] == Given(0, "fine")
+    loaded.set_note("ana", "r-1", "CAL", "")
+    assert grading_item(loaded, "r-1", "ana").mine["CAL"] == Given(0, None)
+
+
+def test_queue_keeps_a_questions_responses_together_with_my_progress(loaded):
+    grade(loaded, "ana", "r-1", PREFS_FULL)
+    loaded.set_score("ana", "r-2", "INT", 1)
+    loaded.set_score("ben", "r-3", "SET", 1)
+    items = {i.response_id: i for i in load_queue(loaded, "ana")}
+    assert [i.response_id for i in load_queue(loaded, "ana")] == ["r-1", "r-2", "r-3"]
+    assert (items["r-1"].progress, items["r-2"].progress, items["r-3"].progress) == (
+        GRADED, STARTED, NOT_STARTED)
+    assert items["r-3"].criteria == 5 and items["r-3"].others
+    assert [i.progress for i in load_queue(loaded, "nobody")] == [NOT_STARTED] * 3
+
+
+def test_filters_combine_facets_with_and_and_values_with_or(loaded):
+    grade(loaded, "ana", "r-1", PREFS_FULL)
+    loaded.set_score("ben", "r-3", "SET", 1)
+    items = load_queue(loaded, "ana")
+
+    def shown(**facets) -> list[str]:
+        chosen = QueueFilter(**{k: frozenset(v) for k, v in facets.items()})
+        return [i.response_id for i in items if chosen.matches(i)]
+
+    assert shown() == ["r-1", "r-2", "r-3"]
+    assert shown(models={"orbit-7b"}) == ["r-1", "r-3"]
+    assert shown(models={"orbit-7b"}, kinds={"problem"}) == ["r-1"]
+    assert shown(mine={NOT_STARTED}) == ["r-2", "r-3"]
+    assert shown(others={BY_OTHERS}) == ["r-3"]
+    assert shown(others={BY_NO_OTHER}, mine={NOT_STARTED}) == ["r-2"]
+    assert shown(compliance={NOT_COMPLIANT}) == ["r-2", "r-3"]
+    assert shown(bloom={"Remember", "Apply"}) == ["r-1", "r-2", "r-3"]
+    assert shown(bloom={"Remember"}) == ["r-3"]
+    assert facet_values(items)["models"] == ["orbit-7b", "quark-lm-3"]
+
+
+def test_text_search_reads_question_and_response_texts(loaded):
+    assert search(loaded, "BOTH are") == {"r-3"}
+    assert search(loaded, "cyclist") == {"r-1", "r-2"}  # in the question
+    assert search(loaded, "r-2") == {"r-2"}
+    assert search(loaded, "100%") == frozenset()  # wildcards are literal
+    found = QueueFilter().with_search(loaded, " 10 m/s ")
+    assert found.search == "10 m/s" and found.matching == {"r-2"}
+
+
+def test_position_is_kept_per_grader_with_its_filter(tmp_path, loaded):
+    chosen = QueueFilter(models=frozenset({"orbit-7b"}), mine=frozenset({NOT_STARTED}),
+                         search="both")
+    save_position(loaded, "ana", Position("r-3", chosen))
+    save_position(loaded, "ben", Position("r-1", QueueFilter()))
+    with Project.open(loaded.path) as reopened:
+        assert load_position(reopened, "ana") == Position("r-3", chosen)
+        assert load_position(reopened, "ben").response_id == "r-1"
+        assert load_position(reopened, "cyd") == Position(None, QueueFilter())
+    assert QueueFilter.from_json("{not json") == QueueFilter()

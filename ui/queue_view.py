@@ -1,0 +1,244 @@
+"""The queue: a Qt table model over :func:`physgrade.queue.load_queue`, and its filter bar.
+
+The model holds the whole queue (58,000 light rows) and the indices the filter lets through;
+the filtering is the core's :class:`~physgrade.queue.QueueFilter`. Only the text search goes to
+the database, after the grader stops typing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import (QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer,
+                            Signal)
+from PySide6.QtGui import QAction, QColor
+from PySide6.QtWidgets import (QAbstractItemView, QGridLayout, QHeaderView, QLineEdit, QMenu,
+                               QPushButton, QSizePolicy, QTableView, QToolButton, QVBoxLayout, QWidget)
+
+from physgrade.queue import GRADED, STARTED, QueueFilter, QueueItem
+from physgrade_ui import style
+
+Index = QModelIndex | QPersistentModelIndex
+COLUMNS = ("Question", "Model", "Me", "Others")
+#: Filter facets: QueueFilter field and button title, in the order of the bar.
+FACETS = (("models", "Model"), ("topics", "Topic"), ("kinds", "Kind"), ("bloom", "Bloom"),
+          ("compliance", "Template"), ("mine", "Me"), ("others", "Others"))
+SEARCH_DELAY_MS = 300
+
+
+def progress_text(item: QueueItem) -> str:
+    if item.progress == GRADED:
+        return "✓"
+    return f"{item.scored}/{item.criteria}" if item.progress == STARTED else ""
+
+
+class QueueModel(QAbstractTableModel):
+    """The responses the filter shows, in queue order."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.items: list[QueueItem] = []
+        self.visible: list[int] = []
+        self.filter = QueueFilter()
+        self._row_of: dict[str, int] = {}
+        self._by_id: dict[str, QueueItem] = {}
+
+    def set_items(self, items: list[QueueItem], queue_filter: QueueFilter) -> None:
+        self.beginResetModel()
+        self.items = items
+        self._by_id = {item.response_id: item for item in items}
+        self._apply(queue_filter)
+        self.endResetModel()
+
+    def set_filter(self, queue_filter: QueueFilter) -> None:
+        self.beginResetModel()
+        self._apply(queue_filter)
+        self.endResetModel()
+
+    def _apply(self, queue_filter: QueueFilter) -> None:
+        self.filter = queue_filter
+        matches = queue_filter.matches
+        self.visible = [i for i, item in enumerate(self.items) if matches(item)]
+        self._row_of = {self.items[i].response_id: row for row, i in enumerate(self.visible)}
+
+    def item(self, row: int) -> QueueItem:
+        return self.items[self.visible[row]]
+
+    def row_of(self, response_id: str | None) -> int | None:
+        return self._row_of.get(response_id) if response_id else None
+
+    def update_scored(self, response_id: str, scored: int) -> None:
+        """The grader's count of scored criteria changed (the row stays, even if the filter
+        would now hide it: items do not vanish under the grader's hands)."""
+        self._by_id[response_id].scored = scored
+        row = self.row_of(response_id)
+        if row is not None:
+            self.dataChanged.emit(self.index(row, 2), self.index(row, 2))
+
+    def graded_count(self) -> int:
+        return sum(1 for i in self.visible if self.items[i].progress == GRADED)
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self.visible)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        item = self.items[self.visible[index.row()]]
+        column = index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            return (item.question_id, item.model, progress_text(item),
+                    "●" if item.others else "")[column]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return (f"{item.response_id} · {item.topic or 'no topic'} · {item.kind}"
+                    f"{'' if item.compliant else ' · not template-compliant'}\n"
+                    f"Me: {item.progress} ({item.scored}/{item.criteria})"
+                    f"{' · graded by others' if item.others else ''}")
+        if role == Qt.ItemDataRole.TextAlignmentRole and column >= 2:
+            return Qt.AlignmentFlag.AlignCenter
+        if role == Qt.ItemDataRole.ForegroundRole and column == 2 and item.progress == GRADED:
+            return QColor(style.GOOD)
+        return None
+
+    def headerData(self, section: int, orientation: Qt.Orientation,
+                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return COLUMNS[section]
+        return None
+
+
+class FacetButton(QToolButton):
+    """A drop-down of checkable values for one facet; its label says how many are chosen."""
+
+    changed = Signal()
+
+    def __init__(self, title: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.title = title
+        self.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.setMenu(QMenu(self))
+        self.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self._show_label()
+
+    def set_values(self, values: list[str], chosen: frozenset[str]) -> None:
+        menu = self.menu()
+        menu.clear()
+        for value in values:
+            action = QAction(value, menu)
+            action.setCheckable(True)
+            action.setChecked(value in chosen)
+            action.toggled.connect(self._toggled)
+            menu.addAction(action)
+        self._show_label()
+
+    def clear(self) -> None:
+        """Choose nothing (any value), without emitting ``changed``."""
+        self.blockSignals(True)
+        for action in self.menu().actions():
+            action.setChecked(False)
+        self.blockSignals(False)
+        self._show_label()
+
+    def chosen(self) -> frozenset[str]:
+        return frozenset(a.text() for a in self.menu().actions() if a.isChecked())
+
+    def _toggled(self) -> None:
+        self._show_label()
+        self.changed.emit()
+
+    def _show_label(self) -> None:
+        chosen = self.chosen()
+        self.setProperty("active", bool(chosen))
+        self.setText(self.title if not chosen else
+                     f"{self.title}: {next(iter(chosen))}" if len(chosen) == 1 else
+                     f"{self.title}: {len(chosen)}")
+        self.setToolTip(", ".join(sorted(chosen)) or f"Any {self.title.lower()}")
+        self.style().unpolish(self)
+        self.style().polish(self)
+
+
+class QueuePanel(QWidget):
+    """Search box, facet buttons and the queue table. ``filter_changed`` carries the facets
+    and the search text; the page runs the search through the core."""
+
+    filter_changed = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = QueueModel(self)
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("Search questions and responses…   (Ctrl+F)")
+        self.search.setClearButtonEnabled(True)
+        self._search_timer = QTimer(self)
+        self._search_timer.setSingleShot(True)
+        self._search_timer.setInterval(SEARCH_DELAY_MS)
+        self.search.textChanged.connect(self._search_timer.start)
+        self._search_timer.timeout.connect(self.filter_changed)
+        self.search.returnPressed.connect(self._search_now)
+
+        self.facets: dict[str, FacetButton] = {}
+        grid = QGridLayout()
+        grid.setSpacing(4)
+        for n, (key, title) in enumerate(FACETS):
+            button = FacetButton(title)
+            button.changed.connect(self.filter_changed)
+            self.facets[key] = button
+            grid.addWidget(button, n // 4, n % 4)
+        self.clear_button = QPushButton("Clear")
+        self.clear_button.setProperty("role", "small")
+        self.clear_button.clicked.connect(self.clear_filters)
+        grid.addWidget(self.clear_button, 1, 3)
+
+        self.table = QTableView()
+        self.table.setModel(self.model)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setAlternatingRowColors(True)
+        self.table.setShowGrid(False)
+        self.table.setWordWrap(False)
+        self.table.verticalHeader().hide()
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        self.table.verticalHeader().setDefaultSectionSize(28)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        header.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+        for column, width in ((0, 84), (2, 50), (3, 58)):
+            header.resizeSection(column, width)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(12, 12, 6, 12)
+        layout.setSpacing(8)
+        layout.addWidget(self.search)
+        layout.addLayout(grid)
+        layout.addWidget(self.table, 1)
+
+    def set_choices(self, values: dict[str, list[str]], queue_filter: QueueFilter) -> None:
+        """Fill the facet menus and show ``queue_filter`` in the bar, without emitting."""
+        self.blockSignals(True)
+        for key, button in self.facets.items():
+            button.blockSignals(True)
+            button.set_values(values.get(key, []), getattr(queue_filter, key))
+            button.blockSignals(False)
+        self.search.blockSignals(True)
+        self.search.setText(queue_filter.search)
+        self.search.blockSignals(False)
+        self.blockSignals(False)
+
+    def facet_filter(self) -> QueueFilter:
+        """The facets as chosen in the bar (the search text is run by the page)."""
+        return QueueFilter(**{key: button.chosen() for key, button in self.facets.items()})
+
+    def clear_filters(self) -> None:
+        for button in self.facets.values():
+            button.clear()
+        self.search.blockSignals(True)
+        self.search.clear()
+        self.search.blockSignals(False)
+        self.filter_changed.emit()
+
+    def _search_now(self) -> None:
+        self._search_timer.stop()
+        self.filter_changed.emit()

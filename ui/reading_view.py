@@ -1,0 +1,133 @@
+"""A locked-down web view for reading untrusted text with its mathematics rendered.
+
+Chromium renders the MathML that :mod:`physgrade.maths` produces, natively. Nothing in the
+page can act: JavaScript is off for page content, images and plugins do not load, every request
+other than the page itself is blocked, and no navigation is allowed (a click on anything that
+looks like a link goes nowhere). The HTML it shows has been escaped by the core in any case.
+
+The page shell (style sheet, empty body) is loaded once; later content replaces the body from
+the application's own script world, which page content cannot reach. That swap takes a few
+milliseconds where reloading a page takes tens, which keeps moving between items instant.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+if hasattr(os, "geteuid") and os.geteuid() == 0:
+    # Chromium's sandbox refuses to start as root (containers, CI). Content is escaped and
+    # script-free, so the sandbox guards nothing here that the settings below do not.
+    os.environ.setdefault("QTWEBENGINE_DISABLE_SANDBOX", "1")
+# Text and MathML render as fast in software, and Chromium's GPU process crashes on displays
+# without a suitable OpenGL configuration (16-bit virtual displays, some remote sessions).
+os.environ.setdefault("QTWEBENGINE_CHROMIUM_FLAGS", "--disable-gpu")
+
+from PySide6.QtCore import QUrl, Qt, Signal  # noqa: E402
+from PySide6.QtWebEngineCore import (QWebEnginePage, QWebEngineProfile,  # noqa: E402
+                                     QWebEngineScript, QWebEngineSettings,
+                                     QWebEngineUrlRequestInfo, QWebEngineUrlRequestInterceptor)
+from PySide6.QtWebEngineWidgets import QWebEngineView  # noqa: E402
+from PySide6.QtWidgets import QWidget  # noqa: E402
+
+_APP_WORLD = QWebEngineScript.ScriptWorldId.ApplicationWorld
+_SHELL_URL = QUrl("about:blank")
+
+
+class RequestBlocker(QWebEngineUrlRequestInterceptor):
+    """Lets only the page's own ``data:`` document through; remembers what it blocked."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocked: list[str] = []
+
+    def interceptRequest(self, info: QWebEngineUrlRequestInfo) -> None:
+        url = info.requestUrl()
+        if url.scheme() not in ("data", "about"):
+            self.blocked.append(url.toString())
+            info.block(True)
+
+
+class SafePage(QWebEnginePage):
+    """A page that never navigates away from the document the application set."""
+
+    def acceptNavigationRequest(self, url: QUrl | str, navigation: QWebEnginePage.NavigationType,
+                                is_main_frame: bool) -> bool:
+        return (QUrl(url).scheme() in ("data", "about")
+                and navigation != QWebEnginePage.NavigationType.NavigationTypeLinkClicked)
+
+
+def _profile() -> QWebEngineProfile:
+    """The profile every reading view shares: Qt's default one, which keeps nothing on disk
+    (no cache, cookies or storage), with the request blocker installed once."""
+    global _blocker
+    profile = QWebEngineProfile.defaultProfile()
+    if _blocker is None:
+        _blocker = RequestBlocker()
+        profile.setUrlRequestInterceptor(_blocker)
+    return profile
+
+
+_blocker: RequestBlocker | None = None
+
+
+def blocked_requests() -> list[str]:
+    """Every request any reading view has refused (tests look here)."""
+    return list(_blocker.blocked) if _blocker else []
+
+
+class ReadingView(QWebEngineView):
+    """Shows HTML fragments made by the core, in a shell styled with ``css``.
+
+    ``rendered`` is emitted each time new content is in place and laid out.
+    """
+
+    rendered = Signal()
+
+    def __init__(self, css: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        page = SafePage(_profile(), self)
+        settings = page.settings()
+        attribute = QWebEngineSettings.WebAttribute
+        for name, on in ((attribute.JavascriptEnabled, False), (attribute.AutoLoadImages, False),
+                         (attribute.PluginsEnabled, False), (attribute.LocalStorageEnabled, False),
+                         (attribute.LocalContentCanAccessRemoteUrls, False),
+                         (attribute.LocalContentCanAccessFileUrls, False),
+                         (attribute.JavascriptCanOpenWindows, False),
+                         (attribute.NavigateOnDropEnabled, False),
+                         (attribute.WebGLEnabled, False), (attribute.PdfViewerEnabled, False)):
+            settings.setAttribute(name, on)
+        self.setPage(page)
+        self.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+        self.addAction(page.action(QWebEnginePage.WebAction.Copy))
+        self.addAction(page.action(QWebEnginePage.WebAction.SelectAll))
+        self._ready = False
+        self._pending: str | None = None
+        self.loadFinished.connect(self._shell_loaded)
+        self.setHtml("<!DOCTYPE html><html><head><meta charset='utf-8'>"
+                     f"<style>{css}</style></head><body></body></html>", _SHELL_URL)
+
+    def show_html(self, fragment: str) -> None:
+        """Replace what is shown with ``fragment`` (already escaped HTML), scrolled to the top."""
+        if not self._ready:
+            self._pending = fragment
+            return
+        self.page().runJavaScript(
+            f"document.body.innerHTML = {json.dumps(fragment)}; window.scrollTo(0, 0); "
+            "document.body.offsetHeight", _APP_WORLD, self._swapped)
+
+    def scroll_by_page(self, direction: int) -> None:
+        """Scroll the reading by most of a screen, down (1) or up (-1), from the keyboard."""
+        self.page().runJavaScript(f"window.scrollBy(0, {direction} * window.innerHeight * 0.85)",
+                                  _APP_WORLD)
+
+    def _shell_loaded(self, ok: bool) -> None:
+        if self._ready:
+            return
+        self._ready = True
+        if self._pending is not None:
+            self.show_html(self._pending)
+            self._pending = None
+
+    def _swapped(self, _height: object) -> None:
+        self.rendered.emit()
