@@ -78,10 +78,12 @@ _DELIMITED = re.compile(rf"""
 """, re.DOTALL | re.VERBOSE)
 
 
+@lru_cache(maxsize=512)
 def to_html(text: str | None) -> str:
     """``text`` as an HTML fragment: escaped text, ``<br>`` line breaks and MathML formulas.
 
     Display formulas are ``<div class="display-math">`` blocks, so embed the result in a ``<div>``.
+    Cached: a question and its reference solution are shown again with each of its responses.
     """
     if not text:
         return ""

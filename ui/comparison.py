@@ -46,19 +46,30 @@ class ComparisonStrip(QWidget):
     def show_verdicts(self, item: GradingItem, verdicts: list[OtherVerdict] | None) -> None:
         if not verdicts:
             self.message.setText(HIDDEN if verdicts is None else NOBODY)
-            self.message.show()
-            self.table.hide()
+            self._reveal(False)
             return
         mine = item.values
         columns = [("You", mine, [])] + [(v.rater, v.scores, v.disagreements(mine))
                                          for v in verdicts]
-        self.table.setColumnCount(len(columns) + 1)
-        self.table.setHorizontalHeaderLabels(["Criterion"] + [name for name, _, _ in columns])
-        for c, verdict in enumerate(verdicts, start=2):
-            version = f", prompt {verdict.prompt_version}" if verdict.prompt_version else ""
-            self.table.horizontalHeaderItem(c).setToolTip(
-                f"{verdict.rater} ({KIND_NAMES.get(verdict.kind, verdict.kind)}{version})"
-                + (f"\n{verdict.comment}" if verdict.comment else ""))
+        with self.table.batch():
+            self.table.setColumnCount(len(columns) + 1)
+            self.table.setHorizontalHeaderLabels(["Criterion"] + [name for name, _, _ in columns])
+            for c, verdict in enumerate(verdicts, start=2):
+                version = f", prompt {verdict.prompt_version}" if verdict.prompt_version else ""
+                self.table.horizontalHeaderItem(c).setToolTip(
+                    f"{verdict.rater} ({KIND_NAMES.get(verdict.kind, verdict.kind)}{version})"
+                    + (f"\n{verdict.comment}" if verdict.comment else ""))
+            self._fill(item, columns)
+        self._reveal(True)
+
+    def _reveal(self, revealed: bool) -> None:
+        if self.revealed != revealed:  # showing a widget again still costs a layout pass
+            self.message.setVisible(not revealed)
+            self.table.setVisible(revealed)
+
+    def _fill(self, item: GradingItem,
+              columns: list[tuple[str, dict[str, int | None], list[str]]]) -> None:
+        mine = item.values
         keys = list(item.rubric.keys)
         self.table.fill([(key, *[""] * len(columns)) for key in keys] + [("Total",)
                                                                            + ("",) * len(columns)])
@@ -79,5 +90,3 @@ class ComparisonStrip(QWidget):
             total.setTextAlignment(NUMBER_ALIGNMENT)
             total.setFont(bold)
             self.table.setItem(len(keys), c, total)
-        self.message.hide()
-        self.table.show()

@@ -11,7 +11,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
-from PySide6.QtCore import QSize
+from PySide6.QtCore import QSize, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (QDialog, QFileDialog, QHBoxLayout, QLabel, QListWidget,
                                QListWidgetItem, QMainWindow, QMessageBox, QStackedWidget, QWidget)
@@ -248,6 +248,8 @@ class MainWindow(QMainWindow):
 
     def _grader_dialog_closed(self) -> None:
         self.grader_dialog = None
+        if self.pages.currentWidget() is self.grading:
+            QTimer.singleShot(0, self.grading.focus_panel)  # after Qt hands focus back
 
     def _show_grader(self, name: str) -> None:
         self.setWindowTitle(f"physgrade — {self.project.path.name} — {name}")
@@ -343,6 +345,7 @@ class MainWindow(QMainWindow):
             self.worker.cancel()
             self.worker.wait()
         if self.project is not None:
+            self.grading.close_project()
             self.project.close()
             self.project = None
         event.accept()

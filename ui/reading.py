@@ -34,15 +34,17 @@ p {{ margin: 4px 0 8px; }}
 .question {{ background: {style.ALTERNATE}; border: 1px solid {style.BORDER}; border-radius: 6px;
              padding: 10px 16px; margin: 10px 0 4px; }}
 .columns {{ display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 26px; }}
-table.parts {{ border-collapse: collapse; width: 100%; }}
-table.parts td {{ vertical-align: top; padding: 3px 0; }}
-td.label {{ color: {style.ACCENT}; font-weight: 600; font-size: 12.5px; width: 104px;
+.columns > div {{ min-width: 0; }}
+table.parts {{ border-collapse: collapse; width: 100%; table-layout: fixed; }}
+table.parts td {{ vertical-align: top; padding: 3px 0; overflow-wrap: anywhere; }}
+table.parts td + td {{ overflow-x: auto; }}  /* a wide formula scrolls in its own cell */
+.whole {{ overflow-x: auto; }}
+td.label {{ color: {style.ACCENT}; font-weight: 600; font-size: 12.5px; width: 124px;
             padding-right: 10px !important; white-space: nowrap; }}
 .options td.label {{ width: 26px; color: {style.MUTED}; }}
 .correct {{ color: {style.GOOD}; font-weight: 600; }}
 .final {{ background: {style.GOOD_BACKGROUND}; border-left: 3px solid {style.GOOD};
           padding: 6px 10px; border-radius: 3px; }}
-.whole {{ white-space: normal; }}
 .tag {{ font-size: 11.5px; font-weight: 600; padding: 1px 7px; border-radius: 9px;
         margin-left: 6px; vertical-align: 1px; }}
 .good {{ color: {style.GOOD}; background: {style.GOOD_BACKGROUND}; }}

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+from functools import partial
 
 if hasattr(os, "geteuid") and os.geteuid() == 0:
     # Chromium's sandbox refuses to start as root (containers, CI). Content is escaped and
@@ -23,11 +24,12 @@ if hasattr(os, "geteuid") and os.geteuid() == 0:
 # without a suitable OpenGL configuration (16-bit virtual displays, some remote sessions).
 os.environ.setdefault("QTWEBENGINE_CHROMIUM_FLAGS", "--disable-gpu")
 
-from PySide6.QtCore import QUrl, Qt, Signal  # noqa: E402
+from PySide6.QtCore import QTimer, QUrl, Qt, Signal  # noqa: E402
 from PySide6.QtWebEngineCore import (QWebEnginePage, QWebEngineProfile,  # noqa: E402
                                      QWebEngineScript, QWebEngineSettings,
                                      QWebEngineUrlRequestInfo, QWebEngineUrlRequestInterceptor)
 from PySide6.QtWebEngineWidgets import QWebEngineView  # noqa: E402
+from PySide6.QtGui import QResizeEvent  # noqa: E402
 from PySide6.QtWidgets import QWidget  # noqa: E402
 
 _APP_WORLD = QWebEngineScript.ScriptWorldId.ApplicationWorld
@@ -131,3 +133,65 @@ class ReadingView(QWebEngineView):
 
     def _swapped(self, _height: object) -> None:
         self.rendered.emit()
+
+
+class BufferedReadingView(QWidget):
+    """Two reading views, one exactly behind the other: the front one on show, the back one
+    filling with what will probably be asked for next (the next response). Moving on to
+    prepared content only brings the back view to the front, so the grader never waits for
+    the browser to lay out a page of mathematics.
+
+    The back view is covered, not hidden: a hidden browser view stops drawing, and when shown
+    again it would first show a stale picture of what it held before.
+    """
+
+    rendered = Signal()
+
+    def __init__(self, css: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.views = (ReadingView(css, self), ReadingView(css, self))
+        for view in self.views:
+            view.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+            view.rendered.connect(partial(self._view_rendered, view))
+        self.current = self.views[0]
+        self.current.raise_()
+        self._preparing: str | None = None
+        self._prepared: str | None = None
+
+    @property
+    def _spare(self) -> ReadingView:
+        return self.views[1] if self.current is self.views[0] else self.views[0]
+
+    def page(self) -> QWebEnginePage:
+        """The page on show (tests read its text)."""
+        return self.current.page()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        for view in self.views:
+            view.setGeometry(self.rect())
+        super().resizeEvent(event)
+
+    def show_html(self, fragment: str) -> None:
+        """Show ``fragment``: at once if it was prepared, else as :class:`ReadingView` does."""
+        if fragment == self._prepared:
+            self._preparing = self._prepared = None
+            self.current = self._spare
+            self.current.raise_()
+            QTimer.singleShot(0, self.rendered)  # once the caller's own updates are done
+            return
+        self.current.show_html(fragment)
+
+    def prepare(self, fragment: str) -> None:
+        """Lay ``fragment`` out in the back view, ready for :meth:`show_html`."""
+        if fragment not in (self._preparing, self._prepared):
+            self._preparing, self._prepared = fragment, None
+            self._spare.show_html(fragment)
+
+    def scroll_by_page(self, direction: int) -> None:
+        self.current.scroll_by_page(direction)
+
+    def _view_rendered(self, view: ReadingView) -> None:
+        if view is self.current:
+            self.rendered.emit()
+        elif self._preparing is not None:
+            self._prepared, self._preparing = self._preparing, None

@@ -78,9 +78,12 @@ class CriterionRow(QFrame):
             button.setChecked(given and button.property("value") == value)
         if not self.note.hasFocus():
             self.note.setText(note or "")
+            self.note.setCursorPosition(0)  # show a long note from its start
             self.note.setVisible(bool(note))
 
     def set_current(self, current: bool) -> None:
+        if self.property("current") == current:
+            return  # re-polishing a styled frame costs more than everything else here
         self.setProperty("current", current)
         self.style().unpolish(self)
         self.style().polish(self)
@@ -99,6 +102,7 @@ class ScoringPanel(QWidget):
         self.rows: list[CriterionRow] = []
         self.current = 0
         self._layout_key: tuple[str, bool] | None = None
+        self._row_sets: dict[tuple[str, bool], list[CriterionRow]] = {}
         self.title = label("", "section")
         self.total = label("", "total")
         self.stages = label("", "muted")
@@ -136,17 +140,24 @@ class ScoringPanel(QWidget):
         self._show_totals()
 
     def _build(self, rubric: Rubric, multiple_choice: bool) -> None:
+        """Show the rows of this rubric (built once per rubric; the others are hidden)."""
         for row in self.rows:
-            row.deleteLater()
-        self.rows = []
-        for criterion in rubric.criteria:
-            row = CriterionRow(criterion, criterion.allowed_values(multiple_choice), self)
-            row.buttons.buttonClicked.connect(partial(self._clicked, criterion.key))
-            row.note.returnPressed.connect(partial(self._note_done, row))
-            row.note.cancelled.connect(partial(self._note_cancelled, row))
-            self.row_box.addWidget(row)
-            self.rows.append(row)
-        self._layout_key = (rubric.key, multiple_choice)
+            row.hide()
+        key = (rubric.key, multiple_choice)
+        if key not in self._row_sets:
+            rows = []
+            for criterion in rubric.criteria:
+                row = CriterionRow(criterion, criterion.allowed_values(multiple_choice), self)
+                row.buttons.buttonClicked.connect(partial(self._clicked, criterion.key))
+                row.note.returnPressed.connect(partial(self._note_done, row))
+                row.note.cancelled.connect(partial(self._note_cancelled, row))
+                self.row_box.addWidget(row)
+                rows.append(row)
+            self._row_sets[key] = rows
+        self.rows = self._row_sets[key]
+        for row in self.rows:
+            row.show()
+        self._layout_key = key
         self.title.setText(f"{rubric.title} rubric" + ("  ·  multiple choice"
                                                        if multiple_choice else ""))
 

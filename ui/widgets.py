@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from typing import Iterator
+
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QSizePolicy, QTableWidget,
                                QTableWidgetItem, QWidget)
@@ -33,9 +36,9 @@ class SmallTable(QTableWidget):
         self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self._batches = 0
+        self._fit_columns()
         header = self.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         header.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
         self.setWordWrap(False)
         self.verticalHeader().setDefaultSectionSize(ROW_HEIGHT)
@@ -43,6 +46,31 @@ class SmallTable(QTableWidget):
 
     def fill(self, rows: list[tuple[str | int | float, ...]]) -> None:
         """Show ``rows``; counts (int) and shares (float, shown as %) are right-aligned."""
+        with self.batch():
+            self._fill(rows)
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Change many cells with one layout at the end: fitting columns to their contents
+        after every cell would cost milliseconds per cell."""
+        self._batches += 1
+        if self._batches == 1:
+            self.setUpdatesEnabled(False)
+            self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        try:
+            yield
+        finally:
+            self._batches -= 1
+            if not self._batches:
+                self._fit_columns()
+                self.setUpdatesEnabled(True)
+
+    def _fit_columns(self) -> None:
+        header = self.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+
+    def _fill(self, rows: list[tuple[str | int | float, ...]]) -> None:
         self.setRowCount(len(rows))
         for r, row in enumerate(rows):
             for c, value in enumerate(row):

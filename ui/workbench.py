@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Callable
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, Signal
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence, QShowEvent
 from PySide6.QtWidgets import QScrollArea, QSplitter, QVBoxLayout, QWidget
 
@@ -23,7 +23,7 @@ from physgrade.rubric import ScoreError
 from physgrade_ui import reading
 from physgrade_ui.comparison import ComparisonStrip
 from physgrade_ui.queue_view import QueuePanel
-from physgrade_ui.reading_view import ReadingView
+from physgrade_ui.reading_view import BufferedReadingView
 from physgrade_ui.scoring import ScoringPanel
 
 Section = tuple[str, list[tuple[str, str]]]
@@ -59,8 +59,7 @@ class GradingPage(QSplitter):
         self.queue.search.returnPressed.connect(self.focus_panel)
         self.queue.table.selectionModel().currentRowChanged.connect(self._row_changed)
 
-        self.reader = ReadingView(reading.CSS)
-        self.reader.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.reader = BufferedReadingView(reading.CSS)
         self.reader.rendered.connect(self._rendered)
         self.reader.show_html(reading.placeholder("Choose a response in the queue."))
 
@@ -93,11 +92,13 @@ class GradingPage(QSplitter):
         self.keys = self._make_keys()
 
     def showEvent(self, event: QShowEvent) -> None:
+        """Lay the three panes out once, and put the keyboard on the panel, ready to score."""
         super().showEvent(event)
         if not self._sized:
             self._sized = True
             width = self.width()
             self.setSizes([340, width - 340 - 430, 430])
+        QTimer.singleShot(0, self.focus_panel)
 
     # -- keys -------------------------------------------------------------------------------
 
@@ -151,6 +152,7 @@ class GradingPage(QSplitter):
         if not self.queue.model.rowCount():
             self._show_nothing()
         self._report_progress()
+        self.focus_panel()
 
     def close_project(self) -> None:
         self.project = self.grader = self.item = None
@@ -216,6 +218,17 @@ class GradingPage(QSplitter):
     def _rendered(self) -> None:
         if self.item is not None:
             self.shown.emit(self.item.response_id)
+            QTimer.singleShot(0, self._prepare_next)
+
+    def _prepare_next(self) -> None:
+        """While the grader reads, lay the next response out out of sight, so moving on is
+        only a matter of showing it."""
+        row = self.queue.table.currentIndex().row() + 1
+        if self.project is not None and 0 < row < self.queue.model.rowCount():
+            upcoming = grading_item(self.project, self.queue.model.item(row).response_id,
+                                    self.grader)
+            if upcoming is not None:
+                self.reader.prepare(reading.grading_html(upcoming))
 
     # -- filters ----------------------------------------------------------------------------
 

@@ -1,0 +1,235 @@
+"""The grading workbench, driven like an expert drives it: by keyboard, on the demo project."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pytestqt")
+
+from PySide6.QtCore import Qt  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from conftest import page_text  # noqa: E402
+from physgrade.grading import grading_item  # noqa: E402
+from physgrade.project import Project  # noqa: E402
+from physgrade.queue import GRADED, NOT_STARTED  # noqa: E402
+from physgrade_ui import grader  # noqa: E402
+from physgrade_ui.main_window import MainWindow  # noqa: E402
+from physgrade_ui.reading_view import blocked_requests  # noqa: E402
+
+pytestmark = pytest.mark.usefixtures("app_settings")
+SHOTS = Path("/tmp/physgrade_shots")
+WAIT_MS = 10_000
+
+
+def open_window(qtbot, path: Path) -> MainWindow:
+    window = MainWindow(path)
+    qtbot.addWidget(window)
+    window.resize(1600, 1000)
+    window.show()
+    qtbot.waitExposed(window)
+    window.activateWindow()  # shortcuts go to the active window (or its first-start dialog)
+    qtbot.waitUntil(lambda: window.grader_dialog is not None or window.grading.panel.hasFocus(),
+                    timeout=WAIT_MS)
+    return window
+
+
+def press(qtbot, window: MainWindow, *keys: Qt.Key | str) -> None:
+    """Type keys where the keyboard focus is, as a person would."""
+    for key in keys:
+        qtbot.keyClick(QApplication.focusWidget() or window, key)
+
+
+def scores_of(path: Path, grader_name: str) -> dict[str, dict[str, int | None]]:
+    with Project.open(path) as project:
+        rows = project.conn.execute(
+            "SELECT s.response_id, s.criterion, s.value FROM scores s JOIN raters r "
+            "ON r.id = s.rater_id WHERE r.name = ?", (grader_name,)).fetchall()
+    found: dict[str, dict[str, int | None]] = {}
+    for response, criterion, value in rows:
+        found.setdefault(response, {})[criterion] = value
+    return found
+
+
+@pytest.fixture
+def graded_by_expert(qtbot, demo: Path) -> MainWindow:
+    grader.remember("expert-1")
+    return open_window(qtbot, demo)
+
+
+def test_keyboard_only_grading_is_there_after_close_and_reopen(qtbot, demo: Path) -> None:
+    window = open_window(qtbot, demo)
+    dialog = window.grader_dialog  # first start: who is grading?
+    assert dialog is not None and dialog.isVisible()
+    qtbot.keyClicks(dialog.name.lineEdit(), "tess")
+    qtbot.keyClick(dialog.name.lineEdit(), Qt.Key.Key_Return)
+    page = window.grading
+    qtbot.waitUntil(lambda: page.item is not None and page.panel.hasFocus(), timeout=WAIT_MS)
+    assert grader.remembered() == "tess"
+
+    graded = []
+    for _ in range(3):
+        graded.append(page.item.response_id)
+        press(qtbot, window, *["1"] * len(page.item.rubric.criteria))
+        assert page.item.complete and page.comparison.revealed
+        press(qtbot, window, Qt.Key.Key_Right)
+    resume_at = page.item.response_id
+    assert "tess: 3 of 126 graded" in window.progress_label.text()
+    window.close()
+
+    stored = scores_of(demo, "tess")
+    assert sorted(stored) == sorted(graded)
+    assert all(set(values.values()) == {1} and len(values) == 8 for values in stored.values())
+
+    reopened = open_window(qtbot, demo)
+    assert reopened.grader_dialog is None  # remembered
+    again = reopened.grading
+    assert again.item.response_id == resume_at
+    progress = {i.response_id: i.progress for i in again.queue.model.items}
+    assert [progress[r] for r in graded] == [GRADED] * 3
+    assert progress[resume_at] == NOT_STARTED
+    with qtbot.waitSignal(again.shown, timeout=WAIT_MS):
+        press(qtbot, reopened, Qt.Key.Key_Left)
+    assert again.item.response_id == graded[-1] and again.item.complete
+
+
+def test_digits_follow_the_rubric_and_undo_takes_back_the_last_change(
+        qtbot, graded_by_expert: MainWindow, demo: Path) -> None:
+    window = graded_by_expert
+    page = window.grading
+    page.select("r-0002")
+    assert page.panel.current_criterion.key == "INT"
+    press(qtbot, window, "3")  # INT takes 0 or 1
+    assert "INT takes 0, 1" in window.statusBar().currentMessage()
+    assert "INT" not in page.item.mine
+    press(qtbot, window, "0", Qt.Key.Key_Down, "1")  # a score moves on; Down skips MOD
+    assert page.item.values == {"INT": 0, "CON": 1}
+    assert page.panel.current_criterion.key == "APP"
+    press(qtbot, window, "E")
+    assert "Score APP first" in window.statusBar().currentMessage()
+    press(qtbot, window, Qt.Key.Key_Up, "E")
+    qtbot.keyClicks(QApplication.focusWidget(), "right principle, wrong sign")
+    press(qtbot, window, Qt.Key.Key_Return)
+    assert page.item.mine["CON"].note == "right principle, wrong sign"
+
+    qtbot.keyClick(page.panel, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert page.item.mine["CON"].note is None  # the note went first
+    qtbot.keyClick(page.panel, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClick(page.panel, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert page.item.mine == {} and scores_of(demo, "expert-1").get("r-0002") is None
+    with Project.open(demo) as project:
+        actions = [a for (a,) in project.conn.execute(
+            "SELECT action FROM score_history WHERE response_id = 'r-0002' ORDER BY id")]
+    assert actions == ["set", "set", "clear", "clear"]
+
+
+def test_others_stay_hidden_until_the_grade_is_complete(qtbot, graded_by_expert: MainWindow,
+                                                        demo: Path) -> None:
+    window = graded_by_expert
+    page = window.grading
+    page.select("r-0002")  # graded by both judges, not yet by expert-1
+    assert not page.comparison.revealed
+    press(qtbot, window, *["0"] * 7)
+    assert not page.comparison.revealed  # one criterion to go
+    press(qtbot, window, "0")
+    assert page.comparison.revealed
+    table = page.comparison.table
+    headers = [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())]
+    assert headers[:2] == ["Criterion", "You"] and len(headers) >= 3
+    marked = [table.item(r, c).toolTip() for r in range(8) for c in range(2, table.columnCount())]
+    assert any(tip.startswith("You gave 0") for tip in marked)  # the judges were kinder
+    assert window.grab().save(str(SHOTS / "workbench-compare.png"))
+
+
+def test_hostile_response_renders_as_plain_text(qtbot, graded_by_expert: MainWindow) -> None:
+    page = graded_by_expert.grading
+    with qtbot.waitSignal(page.shown, timeout=WAIT_MS):
+        assert page.select("r-0088")
+    text = page_text(qtbot, page.reader)
+    assert "<script>alert('x')</script>" in text
+    assert '<img src="http://example.invalid/a.png">' in text
+    assert "Reference solution" in text and "not compliant" in text
+    dom: list[str] = []
+    page.reader.page().toHtml(dom.append)
+    qtbot.waitUntil(lambda: bool(dom), timeout=WAIT_MS)
+    assert "<script" not in dom[0] and "<img" not in dom[0]
+    assert "<math" in dom[0]  # the LaTeX beside it is rendered as mathematics
+    assert blocked_requests() == []  # nothing was even asked for
+
+
+def test_filters_and_search_narrow_the_queue(qtbot, graded_by_expert: MainWindow) -> None:
+    page = graded_by_expert.grading
+    model = page.queue.model
+    assert model.rowCount() == 126
+    kinds = page.queue.facets["kinds"]
+    next(a for a in kinds.menu().actions() if a.text() == "conceptual").setChecked(True)
+    assert 0 < model.rowCount() < 126
+    assert {model.item(r).kind for r in range(model.rowCount())} == {"conceptual"}
+    assert kinds.text() == "Kind: conceptual"
+    page.queue.search.setText("diamond")
+    qtbot.keyClick(page.queue.search, Qt.Key.Key_Return)
+    assert {model.item(r).question_id for r in range(model.rowCount())} == {"q-0030"}
+    assert page.item.question.id == "q-0030"
+    page.queue.clear_filters()
+    assert model.rowCount() == 126
+
+
+def test_help_overlay_lists_every_key(qtbot, graded_by_expert: MainWindow) -> None:
+    window = graded_by_expert
+    press(qtbot, window, "?")
+    assert window.help.isVisible()
+    shown = [w.text() for w in window.help.card.findChildren(type(window.progress_label))]
+    for words in ("Undo the last change", "Next response I have not finished", "Import"):
+        assert any(words in text for text in shown), words
+    assert window.grab().save(str(SHOTS / "help.png"))
+    press(qtbot, window, Qt.Key.Key_Escape)
+    assert not window.help.isVisible()
+
+
+KILLED_APP = """
+import sys
+from pathlib import Path
+from PySide6.QtCore import QCoreApplication, QSettings, Qt, QTimer
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
+from physgrade_ui import grader
+from physgrade_ui.main_window import MainWindow
+
+QCoreApplication.setOrganizationName("physgrade-tests")
+QSettings.setDefaultFormat(QSettings.Format.IniFormat)
+QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, sys.argv[2])
+app = QApplication([])
+grader.remember("kim")
+window = MainWindow(Path(sys.argv[1]))
+window.show()
+window.activateWindow()
+
+def score() -> None:
+    if not window.grading.panel.hasFocus():
+        QTimer.singleShot(50, score)
+        return
+    QTest.keyClick(QApplication.focusWidget(), "0")
+    print("scored", window.grading.item.response_id, flush=True)
+
+QTimer.singleShot(0, score)
+app.exec()
+"""
+
+
+def test_a_score_survives_the_app_being_killed_right_after(demo: Path, tmp_path: Path) -> None:
+    process = subprocess.Popen([sys.executable, "-c", KILLED_APP, str(demo), str(tmp_path)],
+                               stdout=subprocess.PIPE, text=True)
+    line = process.stdout.readline()
+    os.kill(process.pid, signal.SIGKILL)  # no chance to close, flush or checkpoint anything
+    process.wait()
+    assert line.startswith("scored "), line
+    response_id = line.split()[1]
+    with Project.open(demo) as project:
+        assert project.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert grading_item(project, response_id, "kim").values == {"INT": 0}
