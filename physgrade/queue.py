@@ -74,10 +74,6 @@ class QueueFilter:
                      or (BY_OTHERS if item.others else BY_NO_OTHER) in self.others)
                 and (self.matching is None or item.response_id in self.matching))
 
-    @property
-    def active(self) -> bool:
-        return self != QueueFilter()
-
     def to_json(self) -> str:
         data = {key: sorted(value) if isinstance(value, frozenset) else value
                 for key, value in asdict(self).items() if key != "matching"}

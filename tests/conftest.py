@@ -111,3 +111,11 @@ def page_text(qtbot, view) -> str:
     view.page().toPlainText(got.append)
     qtbot.waitUntil(lambda: bool(got), timeout=10_000)
     return got[0]
+
+
+def page_dom(qtbot, view) -> str:
+    """The reading view's document as the browser holds it (elements, not text)."""
+    got: list[str] = []
+    view.page().toHtml(got.append)
+    qtbot.waitUntil(lambda: bool(got), timeout=10_000)
+    return got[0]

@@ -14,7 +14,7 @@ pytest.importorskip("pytestqt")
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QApplication, QMessageBox, QPushButton  # noqa: E402
 
-from conftest import page_text, question, write_jsonl  # noqa: E402
+from conftest import page_dom, page_text, question, write_jsonl  # noqa: E402
 from physgrade.project import Project  # noqa: E402
 from physgrade.queries import project_info  # noqa: E402
 from physgrade.tasks import Task  # noqa: E402
@@ -100,6 +100,8 @@ def test_questions_filter_and_read_hostile_text_as_text(window: MainWindow, demo
     assert "Why does a well-cut diamond sparkle" in plain
     assert "<script>alert('x')</script>" in plain
     assert '<img src="http://example.invalid/a.png">' in plain
+    dom = page_dom(qtbot, page.reader)
+    assert "<script" not in dom and "<img" not in dom
     assert "not compliant" in plain and "template-compliant" in plain
     assert "Final answer" in plain and "Step 1" in plain
     assert blocked_requests() == []  # the escaped image was never even asked for

@@ -15,7 +15,7 @@ pytest.importorskip("pytestqt")
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from conftest import page_text  # noqa: E402
+from conftest import page_dom, page_text  # noqa: E402
 from physgrade.grading import grading_item  # noqa: E402
 from physgrade.project import Project  # noqa: E402
 from physgrade.queue import GRADED, NOT_STARTED  # noqa: E402
@@ -155,11 +155,9 @@ def test_hostile_response_renders_as_plain_text(qtbot, graded_by_expert: MainWin
     assert "<script>alert('x')</script>" in text
     assert '<img src="http://example.invalid/a.png">' in text
     assert "Reference solution" in text and "not compliant" in text
-    dom: list[str] = []
-    page.reader.page().toHtml(dom.append)
-    qtbot.waitUntil(lambda: bool(dom), timeout=WAIT_MS)
-    assert "<script" not in dom[0] and "<img" not in dom[0]
-    assert "<math" in dom[0]  # the LaTeX beside it is rendered as mathematics
+    dom = page_dom(qtbot, page.reader)
+    assert "<script" not in dom and "<img" not in dom
+    assert "<math" in dom  # the LaTeX beside it is rendered as mathematics
     assert blocked_requests() == []  # nothing was even asked for
 
 

@@ -7,12 +7,12 @@ from typing import Any, Callable
 from PySide6.QtCore import (QAbstractTableModel, QItemSelectionModel, QModelIndex,
                             QPersistentModelIndex, QSortFilterProxyModel, Qt)
 from PySide6.QtGui import QFont, QFontMetrics, QShowEvent
-from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLineEdit, QSplitter, QTableView,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QLineEdit, QSplitter, QVBoxLayout, QWidget)
 
 from physgrade.queries import QuestionDetail, QuestionRow
 from physgrade_ui import reading, style
 from physgrade_ui.reading_view import ReadingView
+from physgrade_ui.widgets import list_table
 
 PLACEHOLDER = reading.placeholder("Select a question to read it here.")
 
@@ -97,21 +97,11 @@ class QuestionsPage(QSplitter):
         self.filter.setClearButtonEnabled(True)
         self.filter.textChanged.connect(self.proxy.setFilterFixedString)
 
-        self.table = QTableView()
-        self.table.setModel(self.proxy)
+        self.table = list_table(self.proxy, row_height=30)
         self.table.setSortingEnabled(True)
         self.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.setAlternatingRowColors(True)
-        self.table.setShowGrid(False)
-        self.table.setWordWrap(False)
-        self.table.verticalHeader().hide()
-        self.table.verticalHeader().setDefaultSectionSize(30)
         header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
-        header.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
         self.table.selectionModel().currentRowChanged.connect(self._show_current)
         self.filter.returnPressed.connect(self.table.setFocus)
 

@@ -12,11 +12,12 @@ from typing import Any
 from PySide6.QtCore import (QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer,
                             Signal)
 from PySide6.QtGui import QAction, QColor
-from PySide6.QtWidgets import (QAbstractItemView, QGridLayout, QHeaderView, QLineEdit, QMenu,
-                               QPushButton, QSizePolicy, QTableView, QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QGridLayout, QHeaderView, QLineEdit, QMenu,
+                               QPushButton, QSizePolicy, QToolButton, QVBoxLayout, QWidget)
 
 from physgrade.queue import GRADED, STARTED, QueueFilter, QueueItem
 from physgrade_ui import style
+from physgrade_ui.widgets import list_table
 
 Index = QModelIndex | QPersistentModelIndex
 COLUMNS = ("Question", "Model", "Me", "Others")
@@ -191,20 +192,9 @@ class QueuePanel(QWidget):
         self.clear_button.clicked.connect(self.clear_filters)
         grid.addWidget(self.clear_button, 1, 3)
 
-        self.table = QTableView()
-        self.table.setModel(self.model)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.setAlternatingRowColors(True)
-        self.table.setShowGrid(False)
-        self.table.setWordWrap(False)
-        self.table.verticalHeader().hide()
-        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-        self.table.verticalHeader().setDefaultSectionSize(28)
+        self.table = list_table(self.model, row_height=28)
         header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
-        header.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
         for column, width in ((0, 84), (2, 50), (3, 58)):
             header.resizeSection(column, width)
 

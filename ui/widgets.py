@@ -6,8 +6,9 @@ from contextlib import contextmanager
 from typing import Iterator
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QSizePolicy, QTableWidget,
-                               QTableWidgetItem, QWidget)
+from PySide6.QtCore import QAbstractItemModel
+from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QSizePolicy, QTableView,
+                               QTableWidget, QTableWidgetItem, QWidget)
 
 
 ROW_HEIGHT = 32
@@ -20,6 +21,25 @@ def label(text: str, role: str | None = None, parent: QWidget | None = None) -> 
     if role:
         widget.setProperty("role", role)
     return widget
+
+
+def list_table(model: QAbstractItemModel, row_height: int) -> QTableView:
+    """A list of records as a table: whole rows selected one at a time, no grid, left-aligned
+    headers, columns the user can resize."""
+    table = QTableView()
+    table.setModel(model)
+    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    table.setAlternatingRowColors(True)
+    table.setShowGrid(False)
+    table.setWordWrap(False)
+    table.verticalHeader().hide()
+    table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+    table.verticalHeader().setDefaultSectionSize(row_height)
+    header = table.horizontalHeader()
+    header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+    header.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+    return table
 
 
 class SmallTable(QTableWidget):
