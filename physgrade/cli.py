@@ -88,6 +88,48 @@ def cmd_info(args: argparse.Namespace) -> None:
             print(f"  {rater.name + version:<28} {rater.kind:<6} {', '.join(work) or 'no work'}")
 
 
+def cmd_agreement(args: argparse.Namespace) -> None:
+    from physgrade.stats import agreement, read_ratings  # imported here: other commands need no scipy
+    categories = args.categories.split(",") if args.categories else None
+    table = read_ratings(args.file, args.scale, args.id_column, categories)
+    results = agreement(table.ratings, args.scale, table.categories, args.resamples, args.seed)
+    n_items, n_raters = table.ratings.shape
+    if args.json:
+        print(json.dumps({"n_items": n_items, "n_raters": n_raters, "scale": args.scale,
+                          "coefficients": {name: e.as_dict() for name, e in results.items()}},
+                         indent=2, ensure_ascii=False))
+        return
+    print(f"{args.file}: {n_items:,} items, {n_raters} raters, {args.scale} scale")
+    print(f"  {'coefficient':<22} {'value':>6}  {'95% CI':<16} {'n':>7}  note")
+    for name, e in results.items():
+        value = "n/a" if e.value is None else f"{e.value:.3f}"
+        ci = "" if e.ci95 is None else f"[{e.ci95[0]:.3f}, {e.ci95[1]:.3f}]"
+        print(f"  {name:<22} {value:>6}  {ci:<16} {e.n:>7,}  {e.reason or ''}".rstrip())
+
+
+def cmd_report(args: argparse.Namespace) -> None:
+    # Imported here: pandas, scipy and matplotlib are for reports, not for every command.
+    from physgrade.report.build import ReportOptions, build_report
+    from physgrade.report.writers import check_formats, write_report
+    from physgrade.score_tables import ReportFilter
+
+    formats = check_formats(args.format.split(","))
+    options = ReportOptions(ReportFilter.parse(args.filter or []), args.rater, args.resamples,
+                            args.seed)
+    with Project.open(args.db) as project, progress_task() as task:
+        report = build_report(project, options, task)
+        written = write_report(report, args.out, formats, task)
+    print(f"report on {report.settings['responses']:,} responses "
+          f"({', '.join(report.settings['judges']) or 'no judges'}; "
+          f"{', '.join(report.settings['graders']) or 'no graders'}) written to {args.out}:")
+    tables = [path for path in written if path.suffix == ".csv"]
+    for path in written:
+        if path.suffix != ".csv":
+            print(f"  {path}")
+    if tables:
+        print(f"  {tables[0].parent}{os.sep} ({len(tables)} tables as CSV)")
+
+
 def cmd_demo(args: argparse.Namespace) -> None:
     path = Path(args.db) if args.db else default_demo_path()
     with progress_task() as task:
@@ -147,6 +189,36 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("db")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_info)
+
+    p = sub.add_parser("agreement", help="agreement coefficients of the raters in a ratings CSV")
+    p.add_argument("file", help="CSV with a header, one row per item, one column per rater; an "
+                                "empty cell is a missing rating")
+    # The choices are physgrade.stats.SCALES, spelled out so that building the parser loads no scipy.
+    p.add_argument("--scale", required=True, choices=("nominal", "ordinal", "interval", "ratio"))
+    p.add_argument("--id-column", metavar="COL", help="a column that identifies items (not a rater)")
+    p.add_argument("--categories", metavar="0,1,2",
+                   help="all possible ratings, comma-separated (default: the ratings that occur)")
+    p.add_argument("--resamples", type=int, default=1000,
+                   help="bootstrap resamples for Krippendorff's alpha's interval (default 1000)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_agreement)
+
+    p = sub.add_parser("report", help="agreement of judges with people, and the study's "
+                                      "analyses, as HTML, CSV and JSON")
+    p.add_argument("db")
+    p.add_argument("--out", required=True, metavar="DIR", help="folder to write the report into")
+    p.add_argument("--format", default="html,csv,json", metavar="html,csv,json",
+                   help="which files to write (default: all three)")
+    p.add_argument("--filter", action="append", metavar="FIELD=VALUE[,VALUE]",
+                   help="narrow the report (repeatable): model, topic, kind, bloom (cognitive "
+                        "level), judge (e.g. 'judge-a [v1]'), grader")
+    p.add_argument("--rater", help="whose grades the study's analyses use (default: the human "
+                                   "consensus, else the first judge)")
+    p.add_argument("--resamples", type=int, default=1000,
+                   help="bootstrap resamples for Krippendorff's alpha's interval (default 1000)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("demo", help="create (or reopen) the bundled demo project and open it")
     p.add_argument("--db", help="where to keep the demo project (default: your data folder)")

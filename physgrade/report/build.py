@@ -1,0 +1,461 @@
+"""The project report: human grades against judge verdicts, and the study's own analyses.
+
+:func:`build_report` reads the scores once (:mod:`physgrade.score_tables`), computes every
+number with :mod:`physgrade.stats` and :mod:`physgrade.analyses`, and returns a plain
+:class:`~physgrade.report.model.Report` that the writers and the app present.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from itertools import combinations
+from typing import Callable, Iterator
+
+import numpy as np
+import pandas as pd
+
+import physgrade
+from physgrade import analyses, score_tables
+from physgrade.project import Project
+from physgrade.report import plots
+from physgrade.report.model import Cell, Figure, Report, Section, Table
+from physgrade.rubric import Criterion, Rubric
+from physgrade.score_tables import GRADED_RUBRICS, HUMAN_CONSENSUS, ReportFilter, ScoreData
+from physgrade.stats import (Estimate, bias, cohen_kappa, confusion_matrix, gwet_ac2,
+                             krippendorff_alpha, mcnemar_exact, mean_absolute_difference,
+                             pearson, percent_agreement, sign_test, spearman)
+from physgrade.taxonomy import BLOOM_COGNITIVE, KINDS, TOPICS
+from physgrade.tasks import Task
+
+NA_NOTE = ("N/A (a criterion the rubric lets a rater skip, such as EXE on a purely conceptual "
+           "item) is left out of every comparison: a pair counts only when both raters gave a "
+           "number.")
+
+
+@dataclass(frozen=True, slots=True)
+class ReportOptions:
+    """What to report on. ``rater`` is whose grades the study's analyses (section 5) use: a
+    judge label, a grader, or :data:`HUMAN_CONSENSUS`; None picks the consensus if people have
+    graded, else the first judge."""
+
+    filter: ReportFilter = field(default_factory=ReportFilter)
+    rater: str | None = None
+    resamples: int = 1000
+    seed: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ReportChoices:
+    """The values each report filter can take in a project, and the raters the study's
+    analyses can be run for (the default first)."""
+
+    models: list[str]
+    topics: list[str]
+    kinds: list[str]
+    bloom: list[str]
+    judges: list[str]
+    graders: list[str]
+    raters: list[str]
+
+
+def _ordered(values: set[str], order: tuple[str, ...]) -> list[str]:
+    return [v for v in order if v in values] + sorted(values - set(order))
+
+
+def report_choices(project: Project) -> ReportChoices:
+    conn = project.conn
+    column = {name: {v for (v,) in conn.execute(f"SELECT DISTINCT {name} FROM questions "
+                                                 f"WHERE {name} IS NOT NULL")}
+              for name in ("topic", "kind", "bloom_cognitive")}
+    labels = [(score_tables.rater_label(name, version), kind) for name, version, kind in conn.execute(
+        "SELECT name, prompt_version, kind FROM raters r WHERE EXISTS "
+        "(SELECT 1 FROM assessments a WHERE a.rater_id = r.id) ORDER BY name, prompt_version")]
+    judges = [label for label, kind in labels if kind != "human"]
+    graders = [label for label, kind in labels if kind == "human"]
+    return ReportChoices(
+        models=[m for (m,) in conn.execute("SELECT DISTINCT model FROM responses ORDER BY model")],
+        topics=_ordered(column["topic"], TOPICS), kinds=_ordered(column["kind"], KINDS),
+        bloom=_ordered(column["bloom_cognitive"], BLOOM_COGNITIVE), judges=judges,
+        graders=graders, raters=([HUMAN_CONSENSUS] if graders else []) + judges + graders)
+
+
+# -- helpers -------------------------------------------------------------------------------------
+
+
+def _categories(criterion: Criterion) -> tuple[int, ...]:
+    return tuple(range(criterion.maximum + 1))
+
+
+def _pairs(data: ScoreData) -> list[tuple[str, str]]:
+    """(judge, reference) pairs: every judge against every grader and the consensus."""
+    references = data.graders + ([HUMAN_CONSENSUS] if len(data.graders) > 1 else [])
+    return [(judge, reference) for judge in data.judges for reference in references]
+
+
+def _criteria(data: ScoreData) -> Iterator[tuple[Rubric, Criterion]]:
+    """The rubric criteria that have scores in this report, in rubric order."""
+    present = set(data.by_criterion)
+    for rubric in GRADED_RUBRICS:
+        for criterion in rubric.criteria:
+            if (rubric.key, criterion.key) in present:
+                yield rubric, criterion
+
+
+def _rubric_criterion(rubric: Rubric, criterion: Criterion) -> str:
+    return f"{criterion.key} ({rubric.title})"
+
+
+def frame_table(frame: pd.DataFrame, name: str, title: str, headers: dict[str, str],
+                percent: set[str] = frozenset(), note: str = "") -> Table:
+    """A table from an analysis frame: the columns named in ``headers``, renamed for readers;
+    ``percent`` names (by header) the columns of shares."""
+    rows = [tuple(_cell(value) for value in row)
+            for row in frame[list(headers)].itertuples(index=False, name=None)]
+    return Table(name, title, tuple(headers.values()), rows, note, frozenset(percent))
+
+
+def _cell(value: object) -> Cell:
+    """Plain Python values for the report (no numpy scalars, no NaN)."""
+    if value is None or isinstance(value, (str, Estimate)):
+        return value
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return None if np.isnan(value) else float(value)
+    return None if pd.isna(value) else str(value)
+
+
+# -- 1. criterion by criterion --------------------------------------------------------------------
+
+
+def criterion_section(data: ScoreData, options: ReportOptions, task: Task) -> Section:
+    agreement_rows: list[tuple[Cell, ...]] = []
+    confusion_rows: list[tuple[Cell, ...]] = []
+    panels: dict[str, dict[str, tuple[tuple[int, ...], np.ndarray]]] = {}
+    pairs = _pairs(data)
+    criteria = list(_criteria(data))
+    for step, (rubric, criterion) in enumerate(criteria):
+        task.report(step, len(criteria), f"comparing {criterion.key} ({rubric.title})")
+        categories = _categories(criterion)
+        for judge, reference in pairs:
+            both = score_tables.criterion_ratings(data, rubric.key, criterion.key,
+                                                  [reference, judge]).dropna()
+            ratings = both.to_numpy(dtype=float)
+            human, machine = ratings[:, 0], ratings[:, 1]
+            leaning = bias(human, machine)
+            agreement_rows.append((
+                judge, reference, _rubric_criterion(rubric, criterion), len(ratings),
+                percent_agreement(ratings, categories),
+                cohen_kappa(ratings, "linear", categories),
+                gwet_ac2(ratings, "linear", categories),
+                krippendorff_alpha(ratings, "ordinal", categories, options.resamples,
+                                   options.seed),
+                leaning.difference, leaning.lenient, leaning.strict))
+            matrix = confusion_matrix(human, machine, categories)
+            for (h, j), count in np.ndenumerate(matrix):
+                confusion_rows.append((judge, reference, rubric.title, criterion.key,
+                                       categories[h], categories[j], int(count)))
+            if reference == _main_reference(data):
+                panels.setdefault(judge, {})[_rubric_criterion(rubric, criterion)] = (
+                    categories, matrix)
+    figures = [Figure(f"confusion_{_slug(judge)}", f"Confusion matrices: {judge} against "
+                      f"{_main_reference(data)}",
+                      plots.confusion_grid(grid, _main_reference(data), judge),
+                      "Rows are the people's scores, columns the judge's; each cell counts "
+                      "responses. Cells above the diagonal are lenient verdicts.",
+                      "confusion_matrices")
+               for judge, grid in panels.items()]
+    return Section(
+        "1. Judges against people, criterion by criterion",
+        "Each judge is compared with each grader and with the human consensus on every "
+        "criterion both scored. Weighted kappa and Gwet's AC2 use linear weights over the "
+        "criterion's points; Krippendorff's alpha uses its ordinal metric. Bias is the mean of "
+        "judge − human; lenient and strict are the shares of responses the judge scored above "
+        "and below the person. " + NA_NOTE,
+        [Table("criterion_agreement", "Agreement per criterion",
+               ("Judge", "Reference", "Criterion", "n", "Exact agreement", "Weighted kappa",
+                "Gwet AC2", "Krippendorff α", "Bias", "Lenient", "Strict"),
+               agreement_rows, "Values with their 95% confidence interval.",
+               frozenset({"Exact agreement", "Lenient", "Strict"})),
+         Table("confusion_matrices", "Confusion matrices (long form)",
+               ("Judge", "Reference", "Rubric", "Criterion", "Human score", "Judge score",
+                "Responses"), confusion_rows,
+               "One row per cell: how many responses the reference scored as the row value "
+               "and the judge as the column value.")],
+        figures)
+
+
+def _main_reference(data: ScoreData) -> str:
+    """The reference the figures show: the consensus when several people graded."""
+    return HUMAN_CONSENSUS if len(data.graders) > 1 else (data.graders[0] if data.graders else "")
+
+
+def _slug(text: str) -> str:
+    return "".join(ch if ch.isalnum() else "_" for ch in text).strip("_").lower()
+
+
+# -- 2. total score and 3. final answer -----------------------------------------------------------
+
+
+class Sheets:
+    """Each rater's sheet, computed once per report."""
+
+    def __init__(self, data: ScoreData) -> None:
+        self._data = data
+        self._sheets: dict[str, pd.DataFrame] = {}
+
+    def __getitem__(self, rater: str) -> pd.DataFrame:
+        if rater not in self._sheets:
+            self._sheets[rater] = score_tables.sheet(self._data, rater)
+        return self._sheets[rater]
+
+
+def _paired(sheets: Sheets, judge: str, reference: str, column: str) -> pd.DataFrame:
+    """``column`` of the responses both raters assessed completely, as reference / judge."""
+    return pd.concat({"reference": sheets[reference][column], "judge": sheets[judge][column]},
+                     axis=1, join="inner").dropna()
+
+
+def total_section(data: ScoreData, sheets: Sheets) -> Section:
+    rows: list[tuple[Cell, ...]] = []
+    panels: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    for judge, reference in _pairs(data):
+        both = _paired(sheets, judge, reference, "score_pct")
+        human, machine = both["reference"].to_numpy(float), both["judge"].to_numpy(float)
+        leaning = bias(human, machine)
+        signs = sign_test(human, machine)
+        rows.append((judge, reference, len(both), pearson(human, machine),
+                     spearman(human, machine), mean_absolute_difference(human, machine),
+                     leaning.difference, signs.above, signs.below, signs.p_value))
+        if len(both):
+            panels[f"{judge} − {reference}"] = (human, machine)
+    figures = [Figure("score_differences", "Total score: judge against reference",
+                      plots.difference_plots(panels, "scores (%)"),
+                      "Each dot is a response (jittered slightly): the mean of the two totals "
+                      "against their difference. The solid line is the mean difference, the "
+                      "dashed lines its 95% limits of agreement.", "total_score")] if panels else []
+    return Section(
+        "2. Total score",
+        "Totals are compared as a share of the points possible (an N/A criterion leaves the "
+        "maximum), so problem-solving and conceptual items can be pooled. Only responses both "
+        "raters scored on every criterion count. The sign test asks whether the judge scores "
+        "higher or lower than the reference more often than chance would.",
+        [Table("total_score", "Total score, judge against reference",
+               ("Judge", "Reference", "n", "Pearson r", "Spearman ρ",
+                "Mean absolute difference", "Mean difference", "Judge higher", "Judge lower",
+                "Sign test p"), rows,
+               "Differences are judge − reference, in shares of the maximum score.",
+               frozenset({"Mean absolute difference", "Mean difference"}))],
+        figures)
+
+
+def final_answer_section(data: ScoreData, sheets: Sheets) -> Section:
+    rows: list[tuple[Cell, ...]] = []
+    for judge, reference in _pairs(data):
+        both = _paired(sheets, judge, reference, "final_correct")
+        test = mcnemar_exact(both["reference"].to_numpy(bool), both["judge"].to_numpy(bool))
+        (yes_yes, yes_no), (no_yes, no_no) = test.table
+        rows.append((judge, reference, test.n, yes_yes, yes_no, no_yes, no_no,
+                     percent_agreement(both.to_numpy(float)) if test.n else
+                     Estimate.unavailable(0, "no response graded by both"),
+                     test.p_value, test.reason or ""))
+    return Section(
+        "3. Final answer correct",
+        "Whether the final answer is right (ANS at its maximum), by the reference and by the "
+        "judge, on the responses both assessed completely. McNemar's exact test asks whether "
+        "the judge accepts answers the reference rejects more often than the reverse.",
+        [Table("final_answer", "Final answer correct: reference against judge",
+               ("Judge", "Reference", "n", "Both correct", "Only reference correct",
+                "Only judge correct", "Both wrong", "Agreement", "McNemar exact p", "Note"),
+               rows, "'Only judge correct' counts answers the judge accepted and the person "
+               "did not: lenient final-answer verdicts.", frozenset({"Agreement"}))])
+
+
+# -- 4. expert against expert ----------------------------------------------------------------------
+
+
+def experts_section(data: ScoreData, options: ReportOptions) -> Section:
+    rows: list[tuple[Cell, ...]] = []
+    groups = [list(pair) for pair in combinations(data.graders, 2)]
+    if len(data.graders) > 2:
+        groups.append(list(data.graders))
+    for rubric, criterion in _criteria(data):
+        categories = _categories(criterion)
+        for group in groups:
+            ratings = score_tables.criterion_ratings(data, rubric.key, criterion.key, group)
+            ratings = ratings[ratings.notna().sum(axis=1) >= 2].to_numpy(dtype=float)
+            rows.append((" · ".join(group), _rubric_criterion(rubric, criterion), len(ratings),
+                         percent_agreement(ratings, categories),
+                         gwet_ac2(ratings, "linear", categories),
+                         krippendorff_alpha(ratings, "ordinal", categories, options.resamples,
+                                            options.seed)))
+    intro = ("How far the people agree with each other, criterion by criterion, on the responses "
+             "at least two of them graded: the study's inter-rater table. AC2 uses linear "
+             "weights over the criterion's points. " + NA_NOTE)
+    if len(data.graders) < 2:
+        intro += " This report covers fewer than two graders, so there is nothing to compare."
+    return Section("4. Experts against each other", intro, [Table(
+        "expert_agreement", "Agreement between graders",
+        ("Graders", "Criterion", "n", "Exact agreement", "Gwet AC2", "Krippendorff α"), rows,
+        "Values with their 95% confidence interval.", frozenset({"Exact agreement"}))])
+
+
+# -- 5. the study's analyses -----------------------------------------------------------------------
+
+
+def default_rater(data: ScoreData) -> str | None:
+    if data.graders:
+        return HUMAN_CONSENSUS if len(data.graders) > 1 else data.graders[0]
+    return data.judges[0] if data.judges else None
+
+
+def analyses_section(sheet: pd.DataFrame, rater: str) -> Section:
+    tables: list[Table] = []
+    figures: list[Figure] = []
+    by_model = analyses.score_by_model(sheet)
+    tables.append(frame_table(by_model, "score_by_model", "Score by model", {
+        "model": "Model", "n": "n", "mean_score": "Mean score", "final_correct": "Final answer "
+        "correct", "fully_correct": "Fully correct"},
+        {"Mean score", "Final answer correct", "Fully correct"}))
+    gap = analyses.reasoning_gap(sheet)
+    tables.append(frame_table(gap, "reasoning_gap", "Right answer, flawed reasoning", {
+        "model": "Model", "kind": "Kind", "n": "n", "final_correct": "Final answer correct",
+        "fully_correct": "Fully correct", "reasoning_gap": "Reasoning gap"}, {"Reasoning gap"},
+        "The reasoning gap is the share of responses with a correct final answer that are not "
+        "correct on every criterion."))
+    for rubric in GRADED_RUBRICS:
+        if not (sheet["rubric"] == rubric.key).any():
+            continue
+        rubric_tables, rubric_figures = _rubric_analyses(sheet, rubric)
+        tables.extend(rubric_tables)
+        figures.extend(rubric_figures)
+    for by, title in (("topic", "topic"), ("bloom_cognitive", "Bloom cognitive level"),
+                      ("bloom_knowledge", "Bloom knowledge type")):
+        frame = analyses.heatmap(sheet, by)
+        values = [c for c in frame.columns if c not in ("model", "n")]
+        tables.append(frame_table(frame, f"score_by_{by}", f"Mean score by model and {title}",
+                                  {"model": "Model", "n": "n", **{c: c for c in values}},
+                                  set(values)))
+        figure = _heatmap_figure(frame, f"score_by_{by}", f"Mean score (%) by model and {title}")
+        if figure is not None:
+            figures.append(figure)
+    compliance = analyses.compliance_effect(sheet)
+    tables.append(frame_table(compliance, "template_compliance",
+                              "Template compliance and score", {
+                                  "model": "Model", "n_compliant": "n compliant",
+                                  "n_noncompliant": "n not compliant",
+                                  "mean_score_compliant": "Mean score, compliant",
+                                  "mean_score_noncompliant": "Mean score, not compliant",
+                                  "difference": "Difference"},
+                              {"Mean score, compliant", "Mean score, not compliant", "Difference"},
+                              "Difference = compliant − not compliant (Welch interval)."))
+    variants = analyses.variant_pairs(sheet)
+    tables.append(frame_table(variants, "contextual_variants", "Contextual variants against "
+                              "their base questions (paired)", {
+                                  "model": "Model", "region": "Region", "n_pairs": "Pairs",
+                                  "base_score": "Mean score, base",
+                                  "variant_score": "Mean score, variant",
+                                  "difference": "Difference", "p_value": "Wilcoxon p",
+                                  "p_value_reason": "Note"},
+                              {"Mean score, base", "Mean score, variant", "Difference"},
+                              "Each variant response is paired with the same model's response "
+                              "to its base question; difference = variant − base."))
+    consistency = analyses.variant_consistency(sheet)
+    tables.append(frame_table(consistency, "variant_consistency", "Consistency over variant "
+                              "groups", {"model": "Model", "groups": "Groups",
+                                         "all_correct_share": "All correct",
+                                         "all_wrong_share": "All wrong",
+                                         "mixed_share": "Mixed"},
+                              {"All correct", "All wrong", "Mixed"},
+                              "A group is a base question with all its contextual variants; "
+                              "only groups whose every member was assessed count. Correct = "
+                              "final answer correct."))
+    return Section(f"5. The study's analyses, by {rater}",
+                   f"The measures of the study, computed from the grades of {rater}. Shares and "
+                   "means carry their 95% confidence interval.", tables, figures)
+
+
+def _rubric_analyses(sheet: pd.DataFrame, rubric: Rubric) -> tuple[list[Table], list[Figure]]:
+    keys = list(rubric.keys)
+    degradation = analyses.degradation(sheet, rubric)
+    prevalence = analyses.error_prevalence(sheet, rubric)
+    tables = [
+        frame_table(degradation, f"degradation_{rubric.key}", f"Progressive degradation "
+                    f"({rubric.title})", {c: c if c != "model" else "Model"
+                                          for c in degradation.columns},
+                    set(keys), "After each criterion, in rubric order, the share of responses "
+                    "still without any error (a score below the maximum; N/A is no error)."),
+        frame_table(prevalence, f"error_prevalence_{rubric.key}", f"Error prevalence "
+                    f"({rubric.title})", {c: c if c != "model" else "Model"
+                                          for c in prevalence.columns},
+                    set(keys), "The share of responses with each error category; a response "
+                    "may have several.")]
+    curve = {str(row["model"]): [_value(row[k]) for k in keys] for _, row in degradation.iterrows()}
+    bars = {str(row["model"]): [_value(row[k]) for k in keys] for _, row in prevalence.iterrows()}
+    figures = []
+    if curve:
+        figures.append(Figure(f"degradation_{rubric.key}", f"Progressive degradation "
+                              f"({rubric.title})", plots.lines(keys, curve, "still error-free (%)"),
+                              "Share of responses with no error up to and including each "
+                              "criterion.", f"degradation_{rubric.key}"))
+    if bars:
+        figures.append(Figure(f"error_prevalence_{rubric.key}", f"Error prevalence "
+                              f"({rubric.title})", plots.grouped_bars(
+                                  keys, bars, "responses with the error (%)"),
+                              "Categories overlap: a response may have several errors.",
+                              f"error_prevalence_{rubric.key}"))
+    return tables, figures
+
+
+def _value(cell: object) -> float | None:
+    return cell.value if isinstance(cell, Estimate) else None if pd.isna(cell) else float(cell)
+
+
+def _heatmap_figure(frame: pd.DataFrame, name: str, title: str) -> Figure | None:
+    columns = [c for c in frame.columns if c not in ("model", "n")]
+    if frame.empty or not columns:
+        return None
+    values = np.array([[_value(v) if _value(v) is not None else np.nan for v in row]
+                       for row in frame[columns].itertuples(index=False, name=None)], dtype=float)
+    return Figure(name, title, plots.heatmap(list(frame["model"]), columns, values, title),
+                  "Each cell is the mean score of the model's responses in that group.", name)
+
+
+# -- the whole report ------------------------------------------------------------------------------
+
+
+def build_report(project: Project, options: ReportOptions = ReportOptions(),
+                 task: Task | None = None) -> Report:
+    """Compute the whole report (reads only; cancellable between steps)."""
+    task = task or Task()
+    data = score_tables.load(project, options.filter, task)
+    rater = options.rater or default_rater(data)
+    if rater is not None and rater not in data.raters():
+        raise ValueError(f"no grades by {rater!r} in this report; choose one of "
+                         f"{', '.join(data.raters()) or '(none: nobody has scored anything)'}")
+    sheets = Sheets(data)
+    steps: list[tuple[str, Callable[[], Section]]] = [
+        ("comparing criteria", lambda: criterion_section(data, options, task)),
+        ("comparing totals", lambda: total_section(data, sheets)),
+        ("comparing final answers", lambda: final_answer_section(data, sheets)),
+        ("comparing graders", lambda: experts_section(data, options))]
+    if rater is not None:
+        steps.append(("computing the study's analyses", lambda: analyses_section(sheets[rater],
+                                                                                 rater)))
+    sections = []
+    for done, (stage, make) in enumerate(steps):
+        task.report(done, len(steps), stage)
+        sections.append(make())
+    settings = {
+        "project": str(project.path), "created_at": datetime.now(timezone.utc).isoformat(
+            timespec="seconds"), "physgrade": physgrade.__version__,
+        "filter": options.filter.describe(), "responses": int(len(data.responses)),
+        "judges": data.judges, "graders": data.graders, "analyses_rater": rater,
+        "bootstrap_resamples": options.resamples, "seed": options.seed,
+        "consensus": "per criterion, the value more than half of the graders gave; criteria "
+                     "without a majority are left out",
+        "n/a": NA_NOTE}
+    return Report(f"physgrade report: {project.path.name}", settings, sections)

@@ -1,0 +1,96 @@
+"""What a report is, as plain data: sections of tables and figures.
+
+The report builder fills it, the writers turn it into HTML, CSV and JSON, and the app's Reports
+page shows it; none of them needs to know how the numbers were computed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+from physgrade.stats import Estimate
+
+#: What a table cell holds: text, a count, a number, an estimate with its interval, or nothing.
+Cell = Union[str, int, float, Estimate, None]
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """A titled table. ``name`` is its file name in a CSV export (letters, digits, ``_``).
+
+    Numbers and estimates in the columns named in ``percent`` are shares (0..1) that readers
+    see as percentages; the stored numbers stay shares in every export.
+    """
+
+    name: str
+    title: str
+    columns: tuple[str, ...]
+    rows: list[tuple[Cell, ...]]
+    note: str = ""
+    percent: frozenset[str] = frozenset()
+
+    def text(self, row: int, column: int) -> str:
+        return cell_text(self.rows[row][column], self.columns[column] in self.percent)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Every number of the table, estimates with their n and interval."""
+        return {"name": self.name, "title": self.title, "note": self.note,
+                "columns": list(self.columns),
+                "rows": [[cell.as_dict() if isinstance(cell, Estimate) else cell for cell in row]
+                         for row in self.rows]}
+
+
+def cell_text(cell: Cell, percent: bool = False) -> str:
+    """How a cell reads on screen and in HTML: shares as %, other numbers to 3 decimals."""
+    if cell is None:
+        return "—"
+    if isinstance(cell, Estimate):
+        return cell.text(percent=percent)
+    if isinstance(cell, int):
+        return f"{cell:,}"
+    if isinstance(cell, float):
+        return f"{cell:.1%}" if percent else f"{cell:.3f}"
+    return cell
+
+
+@dataclass(frozen=True, slots=True)
+class Figure:
+    """A plot as a PNG image; the numbers behind it are in the section's table named ``table``
+    (shown just after it)."""
+
+    name: str
+    title: str
+    png: bytes
+    caption: str = ""
+    table: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    title: str
+    intro: str = ""
+    tables: list[Table] = field(default_factory=list)
+    figures: list[Figure] = field(default_factory=list)
+
+    def figures_after(self, table: Table | None) -> list[Figure]:
+        """The figures drawn from ``table``; None gives those that belong to no table."""
+        names = {t.name for t in self.tables}
+        if table is None:
+            return [f for f in self.figures if f.table not in names]
+        return [f for f in self.figures if f.table == table.name]
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """A whole report: what it was computed on (``settings``) and its sections, in order."""
+
+    title: str
+    settings: dict[str, Any]
+    sections: list[Section]
+
+    def tables(self) -> list[Table]:
+        return [table for section in self.sections for table in section.tables]
+
+    def figures(self) -> list[Figure]:
+        return [figure for section in self.sections for figure in section.figures]

@@ -1,0 +1,147 @@
+"""The report's figures, drawn with matplotlib off screen and kept as PNG bytes.
+
+Each function takes the numbers a table of the report also holds, so a figure never shows
+anything the exported tables do not.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display, no Qt: the core draws into memory only
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from matplotlib.figure import Figure as MplFigure  # noqa: E402
+
+#: A palette that stays apart for readers with the common colour-vision deficiencies.
+COLOURS = ("#2d6cb5", "#e08a2c", "#3a9a6a", "#c4485b", "#7d5ab5", "#8c6d46", "#d47fb8",
+           "#6b6b6b", "#b5b52d", "#35a8c4")
+DPI = 110
+
+
+def _png(figure: MplFigure) -> bytes:
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=DPI)  # the constrained layout already fits
+    plt.close(figure)
+    return buffer.getvalue()
+
+
+def _figure(width: float, height: float) -> tuple[MplFigure, plt.Axes]:
+    figure, axes = plt.subplots(figsize=(width, height), layout="constrained")
+    axes.spines[["top", "right"]].set_visible(False)
+    axes.grid(axis="y", color="#e4e7eb", linewidth=0.8)
+    axes.set_axisbelow(True)
+    return figure, axes
+
+
+def lines(x_labels: Sequence[str], series: dict[str, Sequence[float | None]], y_label: str,
+          percent: bool = True) -> bytes:
+    """One line per series over ordered steps (the progressive degradation curve)."""
+    figure, axes = _figure(7.5, 4.2)
+    x = np.arange(len(x_labels))
+    for i, (name, values) in enumerate(series.items()):
+        y = np.array([np.nan if v is None else v for v in values], dtype=float)
+        axes.plot(x, y * (100 if percent else 1), marker="o", linewidth=2 if name.startswith("all")
+                  else 1.4, color=COLOURS[i % len(COLOURS)], label=name)
+    axes.set_xticks(x, x_labels)
+    axes.set_ylabel(y_label)
+    if percent:
+        axes.set_ylim(0, 102)
+    axes.legend(frameon=False, fontsize=8, loc="lower left")
+    return _png(figure)
+
+
+def grouped_bars(groups: Sequence[str], series: dict[str, Sequence[float | None]],
+                 y_label: str) -> bytes:
+    """Bars of shares (0..1) for each group, one bar per series (error prevalence by model)."""
+    figure, axes = _figure(max(6.0, 0.25 * len(groups) * max(len(series), 1) + 2), 4.2)
+    x = np.arange(len(groups))
+    width = 0.8 / max(len(series), 1)
+    for i, (name, values) in enumerate(series.items()):
+        y = np.array([np.nan if v is None else v for v in values], dtype=float) * 100
+        axes.bar(x + (i - (len(series) - 1) / 2) * width, y, width, label=name,
+                 color=COLOURS[i % len(COLOURS)])
+    axes.set_xticks(x, groups)
+    axes.set_ylabel(y_label)
+    axes.set_ylim(0, 100)
+    axes.legend(frameon=False, fontsize=8)
+    return _png(figure)
+
+
+def heatmap(rows: Sequence[str], columns: Sequence[str], values: np.ndarray, title: str,
+            percent: bool = True) -> bytes:
+    """A rows × columns grid of numbers, each cell printed (mean scores by model and topic)."""
+    figure, axes = plt.subplots(figsize=(1.1 * len(columns) + 2.8, 0.45 * len(rows) + 1.6),
+                                layout="constrained")
+    shown = np.where(np.isnan(values), np.nan, values * (100 if percent else 1))
+    image = axes.imshow(shown, cmap="Blues", aspect="auto",
+                        vmin=0, vmax=100 if percent else np.nanmax(shown) if np.isfinite(
+                            shown).any() else 1)
+    axes.set_xticks(range(len(columns)), columns, rotation=30, ha="right")
+    axes.set_yticks(range(len(rows)), rows)
+    axes.set_title(title, fontsize=10)
+    limit = np.nanmax(shown) if np.isfinite(shown).any() else 0
+    for (r, c), value in np.ndenumerate(shown):
+        if np.isfinite(value):
+            axes.text(c, r, f"{value:.0f}" if percent else f"{value:g}", ha="center",
+                      va="center", fontsize=8,
+                      color="white" if value > 0.6 * (100 if percent else limit) else "#1f2328")
+    figure.colorbar(image, ax=axes, shrink=0.8, label="%" if percent else None)
+    return _png(figure)
+
+
+def confusion_grid(panels: dict[str, tuple[Sequence[int], np.ndarray]], row_label: str,
+                   column_label: str) -> bytes:
+    """Small confusion matrices side by side, one per criterion: counts, rows = reference."""
+    count = len(panels)
+    per_row = min(count, 4)
+    grid_rows = (count + per_row - 1) // per_row
+    figure, axes_grid = plt.subplots(grid_rows, per_row, figsize=(2.6 * per_row, 2.5 * grid_rows),
+                                     layout="constrained", squeeze=False)
+    for axes in axes_grid.flat[count:]:
+        axes.axis("off")
+    for axes, (name, (categories, matrix)) in zip(axes_grid.flat, panels.items()):
+        axes.imshow(matrix, cmap="Blues", vmin=0, vmax=max(int(matrix.max()), 1))
+        labels = [str(c) for c in categories]
+        axes.set_xticks(range(len(labels)), labels)
+        axes.set_yticks(range(len(labels)), labels)
+        axes.set_title(name, fontsize=10)
+        axes.set_xlabel(column_label, fontsize=8)
+        axes.set_ylabel(row_label, fontsize=8)
+        high = matrix.max()
+        for (r, c), value in np.ndenumerate(matrix):
+            axes.text(c, r, str(value), ha="center", va="center", fontsize=9,
+                      color="white" if value > 0.6 * high else "#1f2328")
+    return _png(figure)
+
+
+def difference_plots(panels: dict[str, tuple[np.ndarray, np.ndarray]], label: str) -> bytes:
+    """Bland–Altman plots: for each pair of raters, the mean of their two totals against the
+    difference (judge − reference), with the mean difference and its 95% limits of agreement."""
+    count = len(panels)
+    per_row = min(count, 3)
+    grid_rows = (count + per_row - 1) // per_row
+    figure, axes_grid = plt.subplots(grid_rows, per_row, figsize=(3.8 * per_row, 3.3 * grid_rows),
+                                     layout="constrained", squeeze=False)
+    for axes in axes_grid.flat[count:]:
+        axes.axis("off")
+    rng = np.random.default_rng(0)  # jitter only: totals take few values and would overprint
+    for axes, (name, (reference, other)) in zip(axes_grid.flat, panels.items()):
+        mean = (reference + other) / 2 * 100
+        difference = (other - reference) * 100
+        axes.scatter(mean + rng.uniform(-0.6, 0.6, len(mean)),
+                     difference + rng.uniform(-0.6, 0.6, len(mean)), s=8, alpha=0.35,
+                     color=COLOURS[0], linewidths=0)
+        if len(difference) >= 2:
+            centre, spread = difference.mean(), 1.96 * difference.std(ddof=1)
+            for y, style in ((centre, "-"), (centre - spread, "--"), (centre + spread, "--")):
+                axes.axhline(y, color=COLOURS[1], linestyle=style, linewidth=1)
+        axes.axhline(0, color="#9aa1a9", linewidth=0.8)
+        axes.set_title(name, fontsize=9)
+        axes.set_xlabel(f"mean of the two {label}", fontsize=8)
+        axes.set_ylabel("judge − reference (points of %)", fontsize=8)
+        axes.spines[["top", "right"]].set_visible(False)
+    return _png(figure)

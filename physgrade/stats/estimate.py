@@ -1,0 +1,52 @@
+"""A statistic as physgrade reports it: value, 95% confidence interval, sample size, and why not."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Estimate:
+    """A statistic with its sample size and 95% confidence interval; value None means it
+    cannot be computed, and ``reason`` says why (never report such a case as 0)."""
+
+    value: float | None
+    ci95: tuple[float, float] | None
+    n: int
+    reason: str | None = None
+
+    def __post_init__(self) -> None:
+        # Plain floats (not numpy scalars) so that JSON and equality behave; NaN is a bug, not a result.
+        if self.value is None:
+            if self.ci95 is not None or not self.reason:
+                raise ValueError("an unavailable estimate has no interval and must say why")
+        elif not math.isfinite(self.value):
+            raise ValueError(f"estimate value {self.value!r} is not finite; use Estimate.unavailable")
+        object.__setattr__(self, "value", None if self.value is None else float(self.value))
+        if self.ci95 is not None:
+            low, high = (float(bound) for bound in self.ci95)
+            if not (math.isfinite(low) and math.isfinite(high)):
+                raise ValueError(f"confidence interval {self.ci95!r} is not finite")
+            object.__setattr__(self, "ci95", (low, high))
+        object.__setattr__(self, "n", int(self.n))
+
+    @classmethod
+    def unavailable(cls, n: int, reason: str) -> Estimate:
+        return cls(None, None, n, reason)
+
+    def as_dict(self) -> dict:
+        return {"value": self.value, "ci95": list(self.ci95) if self.ci95 else None, "n": self.n,
+                "reason": self.reason}
+
+    def text(self, digits: int = 3, percent: bool = False) -> str:
+        """``0.743 [0.612, 0.874]``, ``84.7% [80.1, 88.6]`` or ``n/a (only one category)``."""
+        if self.value is None:
+            return f"n/a ({self.reason})"
+        scale, unit = (100.0, "%") if percent else (1.0, "")
+        places = max(digits - 2, 0) if percent else digits  # 0.847 and 84.7% say as much
+        shown = f"{self.value * scale:.{places}f}{unit}"
+        if self.ci95 is None:
+            return f"{shown} ({self.reason})" if self.reason else shown
+        low, high = (f"{bound * scale:.{places}f}" for bound in self.ci95)
+        return f"{shown} [{low}, {high}]"
