@@ -192,6 +192,15 @@ def test_percent_agreement_interval_by_hand():
     assert pa.n == 10
 
 
+def test_percent_agreement_interval_stays_a_share():
+    # One agreeing item of three: 1/3 with se = sqrt(((2/3)^2 + 2 (1/3)^2) / 6) = 0.3333;
+    # 1/3 - t(0.975, 2) * 0.3333 = -1.10, which a share cannot be: the interval starts at 0.
+    pa = percent_agreement(np.array([[1, 1], [1, 2], [2, 1]], dtype=float))
+    assert pa.value == pytest.approx(1 / 3)
+    assert pa.ci95 == pytest.approx((0.0, 1.0))
+    assert fleiss_kappa(np.array([[1, 1], [1, 2], [2, 1]], dtype=float)).ci95[0] < 0
+
+
 def test_percent_agreement_with_missing_ratings_by_hand():
     ratings = np.array([[1, 1, 1], [1, 1, nan], [1, 2, nan], [2, nan, nan], [1, 2, 2]])
     # Per item: 3/3 pairs agree, 1/1, 0/1, (one rating: no pair, left out), 1/3 -> (1+1+0+1/3)/4.

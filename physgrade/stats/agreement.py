@@ -218,7 +218,9 @@ def _gwet_framework(ratings: ArrayLike, categories: ArrayLike | None, weights: s
     linearised = ((n / n_pairable) * (pa_item - pe * pairable) / (1 - pe)
                   - 2 * (1 - coefficient) * (pe_item - pe) / (1 - pe))
     se = np.sqrt(((linearised - coefficient) ** 2).sum() / (n * (n - 1)))
-    return Estimate(coefficient, _clipped(coefficient, stats.t.ppf(0.975, n - 1) * se), n_pairable)
+    half = stats.t.ppf(0.975, n - 1) * se
+    return Estimate(coefficient, _clipped(coefficient, half, 0.0 if chance == "none" else -1.0),
+                    n_pairable)
 
 
 def _weights(values: np.ndarray, kind: str | None) -> np.ndarray:
@@ -264,5 +266,6 @@ def _counts(data: np.ndarray, values: np.ndarray) -> np.ndarray:
     return np.bincount(cells, minlength=len(data) * len(values)).reshape(len(data), len(values))
 
 
-def _clipped(centre: float, half: float) -> tuple[float, float]:
-    return max(centre - half, -1.0), min(centre + half, 1.0)
+def _clipped(centre: float, half: float, lowest: float = -1.0) -> tuple[float, float]:
+    """The interval centre ± half, cut to the coefficient's range (a share cannot go below 0)."""
+    return max(centre - half, lowest), min(centre + half, 1.0)
