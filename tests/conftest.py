@@ -119,3 +119,24 @@ def page_dom(qtbot, view) -> str:
     view.page().toHtml(got.append)
     qtbot.waitUntil(lambda: bool(got), timeout=10_000)
     return got[0]
+
+
+@pytest.fixture
+def window(qtbot, demo: Path):
+    """The app's main window on a fresh demo project, graded by expert-1, shown."""
+    from physgrade_ui import grader
+    from physgrade_ui.main_window import MainWindow
+
+    grader.remember("expert-1")
+    shown = MainWindow(demo)
+    qtbot.addWidget(shown)
+    shown.show()
+    qtbot.waitExposed(shown)
+    return shown
+
+
+def wait_for(qtbot, worker, outcome: str, timeout_ms: int = 10_000) -> None:
+    """Wait until a worker reports ``outcome`` (finished, failed or cancelled)."""
+    assert worker is not None, "nothing was started"
+    with qtbot.waitSignal(getattr(worker, outcome), timeout=timeout_ms):
+        pass

@@ -14,11 +14,11 @@ pytest.importorskip("pytestqt")
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QApplication, QMessageBox, QPushButton  # noqa: E402
 
-from conftest import page_dom, page_text, question, write_jsonl  # noqa: E402
+from conftest import page_dom, page_text, question, wait_for, write_jsonl  # noqa: E402
 from physgrade.project import Project  # noqa: E402
 from physgrade.queries import project_info  # noqa: E402
 from physgrade.tasks import Task  # noqa: E402
-from physgrade_ui import grader, transfer  # noqa: E402
+from physgrade_ui import transfer  # noqa: E402
 from physgrade_ui.main_window import MainWindow  # noqa: E402
 from physgrade_ui.progress import ProgressDialog  # noqa: E402
 from physgrade_ui.reading_view import blocked_requests  # noqa: E402
@@ -29,16 +29,6 @@ WAIT_MS = 10_000
 
 
 pytestmark = pytest.mark.usefixtures("app_settings")
-
-
-@pytest.fixture
-def window(qtbot, demo: Path) -> MainWindow:
-    grader.remember("expert-1")
-    shown = MainWindow(demo)
-    qtbot.addWidget(shown)
-    shown.show()
-    qtbot.waitExposed(shown)
-    return shown
 
 
 @pytest.fixture
@@ -54,11 +44,6 @@ def counts(path: Path) -> dict[str, int]:
     with Project.open(path) as project:
         return project_info(project).counts
 
-
-def wait_for(qtbot, worker: Worker, outcome: str) -> None:
-    """Wait until the worker reports ``outcome`` (finished, failed or cancelled)."""
-    with qtbot.waitSignal(getattr(worker, outcome), timeout=WAIT_MS):
-        pass
 
 
 def test_overview_shows_the_projects_numbers(window: MainWindow, demo: Path) -> None:

@@ -26,12 +26,13 @@ from physgrade_ui.help_overlay import HelpOverlay
 from physgrade_ui.overview import OverviewPage
 from physgrade_ui.progress import run_with_progress
 from physgrade_ui.questions import QuestionsPage
+from physgrade_ui.reports import ReportsPage
 from physgrade_ui.welcome import WelcomePage
 from physgrade_ui.workbench import GradingPage
 from physgrade_ui.workers import Operation, Worker
 
 PROJECT_FILTER = "physgrade projects (*.physgrade);;All files (*)"
-PAGES = ("Overview", "Grade", "Questions")
+PAGES = ("Overview", "Grade", "Questions", "Reports")
 GRADE_PAGE = PAGES.index("Grade")
 
 
@@ -55,10 +56,12 @@ class MainWindow(QMainWindow):
         self.overview = OverviewPage()
         self.grading = GradingPage()
         self.questions = QuestionsPage(self._question_detail)
+        self.reports = ReportsPage()
         self.pages = QStackedWidget()
-        for page in (self.overview, self.grading, self.questions):
+        for page in (self.overview, self.grading, self.questions, self.reports):
             self.pages.addWidget(page)
         self.grading.status.connect(self._status)
+        self.reports.status.connect(self.statusBar().showMessage)
         self.grading.progress.connect(self._show_progress)
         self.progress_label = QLabel()
         self.statusBar().addPermanentWidget(self.progress_label)
@@ -109,6 +112,7 @@ class MainWindow(QMainWindow):
                                          True)
         self.questions_action = self._action("&Questions", "Ctrl+3", partial(self.show_page, 2),
                                              True)
+        self.reports_action = self._action("&Reports", "Ctrl+4", partial(self.show_page, 3), True)
         self.grader_action = self._action("Change &Grader…", "Ctrl+G", self.choose_grader, True)
         self.filter_action = self._action("&Search", keys.Find, self.focus_filter, True)
         self.refresh_action = self._action("&Refresh", keys.Refresh, self.refresh, True)
@@ -126,7 +130,7 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self.quit_action)
         view_menu = self.menuBar().addMenu("&View")
         view_menu.addActions([self.overview_action, self.grade_action, self.questions_action,
-                              self.filter_action])
+                              self.reports_action, self.filter_action])
         view_menu.addSeparator()
         view_menu.addAction(self.refresh_action)
         grading_menu = self.menuBar().addMenu("&Grading")
@@ -207,7 +211,7 @@ class MainWindow(QMainWindow):
         now, the others when next shown, so opening a large project waits only for one."""
         if self.project is None:
             return
-        self._stale = {self.overview, self.grading, self.questions}
+        self._stale = {self.overview, self.grading, self.questions, self.reports}
         self._refresh_page(self.pages.currentWidget())
 
     def _refresh_page(self, page: QWidget) -> None:
@@ -221,6 +225,8 @@ class MainWindow(QMainWindow):
             self._show_grader(name)
         elif page is self.overview:
             self.overview.show_info(project_info(self.project))
+        elif page is self.reports:
+            self.reports.open(self.project)
         else:
             self.questions.show_rows(question_rows(self.project))
         self._stale.discard(page)
@@ -340,10 +346,12 @@ class MainWindow(QMainWindow):
                           "physics solutions with the P-REFS rubric, and audit LLM judges.</p>")
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        """Stop a running import cleanly (it rolls back) before the connection goes away."""
+        """Stop a running import cleanly (it rolls back), and a report under way, before the
+        connection goes away."""
         if self.worker is not None:
             self.worker.cancel()
             self.worker.wait()
+        self.reports.stop()
         if self.project is not None:
             self.grading.close_project()
             self.project.close()

@@ -11,13 +11,12 @@ from typing import Any
 
 from PySide6.QtCore import (QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer,
                             Signal)
-from PySide6.QtGui import QAction, QColor
-from PySide6.QtWidgets import (QGridLayout, QHeaderView, QLineEdit, QMenu,
-                               QPushButton, QSizePolicy, QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QGridLayout, QHeaderView, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
 from physgrade.queue import GRADED, STARTED, QueueFilter, QueueItem
 from physgrade_ui import style
-from physgrade_ui.widgets import list_table
+from physgrade_ui.widgets import FacetButton, list_table
 
 Index = QModelIndex | QPersistentModelIndex
 COLUMNS = ("Question", "Model", "Me", "Others")
@@ -107,57 +106,6 @@ class QueueModel(QAbstractTableModel):
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
             return COLUMNS[section]
         return None
-
-
-class FacetButton(QToolButton):
-    """A drop-down of checkable values for one facet; its label says how many are chosen."""
-
-    changed = Signal()
-
-    def __init__(self, title: str, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.title = title
-        self.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
-        self.setMenu(QMenu(self))
-        self.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-        self._show_label()
-
-    def set_values(self, values: list[str], chosen: frozenset[str]) -> None:
-        menu = self.menu()
-        menu.clear()
-        for value in values:
-            action = QAction(value, menu)
-            action.setCheckable(True)
-            action.setChecked(value in chosen)
-            action.toggled.connect(self._toggled)
-            menu.addAction(action)
-        self._show_label()
-
-    def clear(self) -> None:
-        """Choose nothing (any value), without emitting ``changed``."""
-        self.blockSignals(True)
-        for action in self.menu().actions():
-            action.setChecked(False)
-        self.blockSignals(False)
-        self._show_label()
-
-    def chosen(self) -> frozenset[str]:
-        return frozenset(a.text() for a in self.menu().actions() if a.isChecked())
-
-    def _toggled(self) -> None:
-        self._show_label()
-        self.changed.emit()
-
-    def _show_label(self) -> None:
-        chosen = self.chosen()
-        self.setProperty("active", bool(chosen))
-        self.setText(self.title if not chosen else
-                     f"{self.title}: {next(iter(chosen))}" if len(chosen) == 1 else
-                     f"{self.title}: {len(chosen)}")
-        self.setToolTip(", ".join(sorted(chosen)) or f"Any {self.title.lower()}")
-        self.style().unpolish(self)
-        self.style().polish(self)
 
 
 class QueuePanel(QWidget):

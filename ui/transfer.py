@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Generic, TypeVar
 
 from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout,
                                QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QPushButton,
@@ -22,6 +23,7 @@ from physgrade.tasks import Task
 IMPORT_FILTER = "Exchange files (*.jsonl *.ndjson *.json *.csv *.tsv);;All files (*)"
 EXPORT_FILTER = "JSON Lines (*.jsonl);;CSV (*.csv)"
 EXPORT_SUFFIXES = (".jsonl", ".csv")
+Request = TypeVar("Request")
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +57,7 @@ def guess_kind(file: Path) -> str | None:
     return next((kind for kind in sorted(KINDS, key=len, reverse=True) if kind in stem), None)
 
 
-class _FileField(QWidget):
+class FileField(QWidget):
     """A path line edit with a Browse… button (open or save dialog)."""
 
     def __init__(self, caption: str, file_filter: str, save: bool, parent: QWidget) -> None:
@@ -81,11 +83,13 @@ class _FileField(QWidget):
             self.edit.setText(chosen)
 
 
-class _TransferDialog(QDialog):
-    """The shared frame: a form, an inline error line, OK/Cancel; subclasses check the form."""
+class TransferDialog(QDialog, Generic[Request]):
+    """The shared frame: a form, an inline error line, OK/Cancel; subclasses check the form
+    in ``accept`` and keep what the user asked for with :meth:`grant`."""
 
     def __init__(self, title: str, action: str, parent: QWidget | None) -> None:
         super().__init__(parent)
+        self._request: Request | None = None
         self.setWindowTitle(title)
         self.form = QFormLayout()
         self.form.setHorizontalSpacing(14)
@@ -111,18 +115,28 @@ class _TransferDialog(QDialog):
         combo.addItems(KINDS)
         return combo
 
+    def request(self) -> Request:
+        """What the user asked for (once the dialog was accepted)."""
+        assert self._request is not None, "request() is valid after the dialog was accepted"
+        return self._request
+
+    def grant(self, request: Request) -> None:
+        """Close the dialog as accepted, asking for ``request``."""
+        self._request = request
+        super().accept()
+
     def refuse(self, message: str) -> None:
         """Keep the dialog open and say what to fix, next to the form."""
         self.error.setText(message)
         self.error.show()
 
 
-class ImportDialog(_TransferDialog):
+class ImportDialog(TransferDialog[ImportRequest]):
     """Which file, as which kind, with which field renames."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Import", "Import", parent)
-        self.file = _FileField("Import file", IMPORT_FILTER, save=False, parent=self)
+        self.file = FileField("Import file", IMPORT_FILTER, save=False, parent=self)
         self.kind = self.kind_combo()
         self.mapping = QPlainTextEdit(self)
         self.mapping.setPlaceholderText("Optional field renames, one per line, e.g.\n"
@@ -132,11 +146,6 @@ class ImportDialog(_TransferDialog):
         self.form.addRow("Kind", self.kind)
         self.form.addRow("Field mapping", self.mapping)
         self.file.edit.textChanged.connect(self._suggest_kind)
-        self._request: ImportRequest | None = None
-
-    def request(self) -> ImportRequest:
-        assert self._request is not None, "request() is valid after the dialog was accepted"
-        return self._request
 
     def _suggest_kind(self, text: str) -> None:
         kind = guess_kind(Path(text))
@@ -154,24 +163,18 @@ class ImportDialog(_TransferDialog):
         except ValueError as exc:
             self.refuse(f"Field mapping: {exc}")
             return
-        self._request = ImportRequest(file, self.kind.currentText(), mapping)
-        super().accept()
+        self.grant(ImportRequest(file, self.kind.currentText(), mapping))
 
 
-class ExportDialog(_TransferDialog):
+class ExportDialog(TransferDialog[ExportRequest]):
     """Which kind of record, into which .jsonl or .csv file."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Export", "Export", parent)
         self.kind = self.kind_combo()
-        self.file = _FileField("Export to", EXPORT_FILTER, save=True, parent=self)
+        self.file = FileField("Export to", EXPORT_FILTER, save=True, parent=self)
         self.form.addRow("Kind", self.kind)
         self.form.addRow("File", self.file)
-        self._request: ExportRequest | None = None
-
-    def request(self) -> ExportRequest:
-        assert self._request is not None, "request() is valid after the dialog was accepted"
-        return self._request
 
     def accept(self) -> None:
         file = self.file.path()
@@ -181,5 +184,4 @@ class ExportDialog(_TransferDialog):
         if not file.parent.is_dir():
             self.refuse(f"The folder {file.parent} does not exist.")
             return
-        self._request = ExportRequest(self.kind.currentText(), file)
-        super().accept()
+        self.grant(ExportRequest(self.kind.currentText(), file))

@@ -1,14 +1,16 @@
-"""Small building blocks shared by the pages and dialogs: role-styled labels, fitted tables."""
+"""Small building blocks shared by the pages and dialogs: role-styled labels, fitted tables,
+filter drop-downs."""
 
 from __future__ import annotations
 
 from contextlib import contextmanager
 from typing import Iterator
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtCore import QAbstractItemModel
-from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QSizePolicy, QTableView,
-                               QTableWidget, QTableWidgetItem, QWidget)
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QMenu, QSizePolicy,
+                               QTableView, QTableWidget, QTableWidgetItem, QToolButton, QWidget)
 
 
 ROW_HEIGHT = 32
@@ -106,3 +108,52 @@ class SmallTable(QTableWidget):
                             + ROW_HEIGHT * len(rows))
 
 
+class FacetButton(QToolButton):
+    """A drop-down of checkable values for one facet; its label says how many are chosen."""
+
+    changed = Signal()
+
+    def __init__(self, title: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.title = title
+        self.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.setMenu(QMenu(self))
+        self.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self._show_label()
+
+    def set_values(self, values: list[str], chosen: frozenset[str]) -> None:
+        menu = self.menu()
+        menu.clear()
+        for value in values:
+            action = QAction(value, menu)
+            action.setCheckable(True)
+            action.setChecked(value in chosen)
+            action.toggled.connect(self._toggled)
+            menu.addAction(action)
+        self._show_label()
+
+    def clear(self) -> None:
+        """Choose nothing (any value), without emitting ``changed``."""
+        self.blockSignals(True)
+        for action in self.menu().actions():
+            action.setChecked(False)
+        self.blockSignals(False)
+        self._show_label()
+
+    def chosen(self) -> frozenset[str]:
+        return frozenset(a.text() for a in self.menu().actions() if a.isChecked())
+
+    def _toggled(self) -> None:
+        self._show_label()
+        self.changed.emit()
+
+    def _show_label(self) -> None:
+        chosen = self.chosen()
+        self.setProperty("active", bool(chosen))
+        self.setText(self.title if not chosen else
+                     f"{self.title}: {next(iter(chosen))}" if len(chosen) == 1 else
+                     f"{self.title}: {len(chosen)}")
+        self.setToolTip(", ".join(sorted(chosen)) or f"Any {self.title.lower()}")
+        self.style().unpolish(self)
+        self.style().polish(self)

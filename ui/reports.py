@@ -1,0 +1,443 @@
+"""The Reports page: the core's project report, under the filters and for the rater chosen in its bar.
+
+The page only lays out a :class:`~physgrade.report.model.Report`: every number and every cell's
+text comes from the core. Computing a report bootstraps many intervals, so it runs on a worker
+with its own connection, as does writing it to disk.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime
+from functools import partial
+from pathlib import Path
+from typing import Any, Callable
+
+from PySide6.QtCore import QRect, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPixmap, QResizeEvent
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QFileDialog, QFrame, QHBoxLayout,
+                               QHeaderView, QLabel, QMessageBox, QPushButton, QScrollArea, QSizePolicy,
+                               QStackedWidget, QTabWidget, QTableWidgetItem, QVBoxLayout,
+                               QWidget)
+
+from physgrade.project import Project
+from physgrade.report.build import ReportOptions, build_report, report_choices
+from physgrade.report.model import Cell, Figure, Report, Section, Table
+from physgrade.report.writers import write_report
+from physgrade.score_tables import ReportFilter
+from physgrade.stats import Estimate
+from physgrade.tasks import Task
+from physgrade_ui import style, transfer
+from physgrade_ui.progress import run_with_progress
+from physgrade_ui.widgets import NUMBER_ALIGNMENT, ROW_HEIGHT, FacetButton, SmallTable, label
+from physgrade_ui.workers import Operation, Worker
+
+#: Filter facets: ReportFilter field and button title, in the order of the bar.
+FACETS = (("models", "Model"), ("topics", "Topic"), ("kinds", "Kind"), ("bloom", "Bloom"),
+          ("judges", "Judge"), ("graders", "Grader"))
+#: Export formats: write_report's name and what the dialog calls it.
+FORMATS = (("html", "HTML"), ("csv", "CSV"), ("json", "JSON"))
+#: Prose is easier to read in lines no wider than this (pixels).
+TEXT_WIDTH = 900
+#: Columns fit their contents up to this width (pixels); tables show this many rows at most.
+MAX_COLUMN_WIDTH = 240
+MAX_ROWS = 15
+#: Room a cell's text leaves for the cell's padding (pixels).
+CELL_PADDING = 12
+#: Figures shrink to fit the page, but not below this width (pixels); the page scrolls instead.
+MIN_FIGURE_WIDTH = 320
+NO_REPORT = "No report yet: press Update to compute one."
+
+
+def compute_report(project_path: Path, options: ReportOptions, task: Task) -> Report:
+    """Build the report on the calling (worker) thread through a connection of its own."""
+    with Project.open(project_path) as project:
+        return build_report(project, options, task)
+
+
+def plural(count: int, word: str) -> str:
+    return f"{count:,} {word}{'' if count == 1 else 's'}"
+
+
+def written_text(folder: Path, written: list[Path]) -> str:
+    """What an export wrote, by the names in ``folder``: "report.html, csv/ (14 files)"."""
+    entries = Counter(path.relative_to(folder).parts[0] + ("/" if path.parent != folder else "")
+                      for path in written)
+    return ", ".join(f"{name} ({plural(count, 'file')})" if name.endswith("/") else name
+                     for name, count in entries.items())
+
+
+def summary_text(report: Report) -> str:
+    """What a report covers, in one line: counts, filters, whose analyses, when."""
+    settings = report.settings
+    titles = dict(FACETS)
+    filters = "; ".join(f"{titles[key]}: {', '.join(values)}"
+                        for key, values in settings["filter"].items())
+    created = datetime.fromisoformat(settings["created_at"]).astimezone()
+    return " · ".join((
+        plural(settings["responses"], "response"), plural(len(settings["judges"]), "judge"),
+        plural(len(settings["graders"]), "grader"), filters or "no filter",
+        f"analyses for {settings['analyses_rater'] or 'nobody (nothing is graded)'}",
+        f"computed {created:%d %b %Y, %H:%M}"))
+
+
+class ReportTable(SmallTable):
+    """One table of the report, as wide as its columns. Columns fit their contents up to a
+    limit (a long reason why an estimate is not available is cut short; its tooltip has it
+    whole). A table wider than the page scrolls sideways, and a long one inside a window of
+    rows, so that its scroll bar and what follows it stay near."""
+
+    def __init__(self, table: Table, parent: QWidget | None = None) -> None:
+        super().__init__(list(table.columns), parent)
+        self.setObjectName(table.name)
+        columns = range(len(table.columns))
+        with self.batch():
+            self.fill([tuple(table.text(r, c) for c in columns) for r in range(len(table.rows))])
+            for c in columns:
+                numeric = not any(isinstance(row[c], str) for row in table.rows)
+                if numeric:
+                    self.horizontalHeaderItem(c).setTextAlignment(NUMBER_ALIGNMENT)
+                for r, row in enumerate(table.rows):
+                    self._style(self.item(r, c), row[c], numeric)
+        width = 2 * self.frameWidth() + self.horizontalHeader().length()
+        if len(table.rows) > MAX_ROWS:
+            self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+            self.setFixedHeight(self.height() - (len(table.rows) - MAX_ROWS) * ROW_HEIGHT)
+            width += self.verticalScrollBar().sizeHint().width()
+        self.setMaximumWidth(width)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        self._rows_height = self.height()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        """Make room for the sideways scroll bar while it shows, so that no row hides under it."""
+        super().resizeEvent(event)
+        narrow = self.width() < self.maximumWidth()
+        self.setFixedHeight(self._rows_height
+                            + (self.horizontalScrollBar().sizeHint().height() if narrow else 0))
+
+    def _style(self, item: QTableWidgetItem, cell: Cell, numeric: bool) -> None:
+        if numeric:
+            item.setTextAlignment(NUMBER_ALIGNMENT)
+        if isinstance(cell, Estimate) and cell.value is None:
+            item.setForeground(QColor(style.MUTED))
+        if self.fontMetrics().horizontalAdvance(item.text()) > MAX_COLUMN_WIDTH - CELL_PADDING:
+            item.setToolTip(item.text())
+
+    def _fit_columns(self) -> None:
+        """Fixed widths measured on every row: a view fitting its columns to their contents
+        measures only the rows in sight."""
+        self.ensurePolished()  # the style sheet's cell padding and header font count
+        header = self.horizontalHeader()
+        header.ensurePolished()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        for c in range(self.columnCount()):
+            header.resizeSection(c, min(max(self.sizeHintForColumn(c), header.sectionSizeHint(c)),
+                                        MAX_COLUMN_WIDTH))
+
+
+class FigureView(QWidget):
+    """A figure at its own size, scaled down (never up) to the width there is."""
+
+    def __init__(self, figure: Figure, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName(figure.name)
+        self.image = QPixmap()
+        self.image.loadFromData(figure.png, "PNG")
+        policy = QSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+        policy.setHeightForWidth(True)
+        self.setSizePolicy(policy)
+
+    def _shown_size(self, width: int) -> QSize:
+        natural = self.image.deviceIndependentSize().toSize()
+        return natural.scaled(min(width, natural.width()), natural.height(),
+                              Qt.AspectRatioMode.KeepAspectRatio)
+
+    def sizeHint(self) -> QSize:
+        return self.image.deviceIndependentSize().toSize()
+
+    def minimumSizeHint(self) -> QSize:
+        return self._shown_size(MIN_FIGURE_WIDTH)
+
+    def hasHeightForWidth(self) -> bool:
+        return True
+
+    def heightForWidth(self, width: int) -> int:
+        return self._shown_size(width).height()
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform)
+        painter.drawPixmap(QRect(0, 0, *self._shown_size(self.width()).toTuple()), self.image)
+
+
+def prose(text: str, role: str | None = None) -> QLabel:
+    """A paragraph: wrapped, at a readable width, selectable for quoting."""
+    paragraph = label(text, role)
+    paragraph.setWordWrap(True)
+    paragraph.setMaximumWidth(TEXT_WIDTH)
+    paragraph.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    return paragraph
+
+
+def section_view(section: Section, tables: dict[str, ReportTable]) -> QScrollArea:
+    """One section as a scrolling page: intro, then each table and figure under its title;
+    the table widgets are added to ``tables`` by name."""
+    content = QWidget()
+    layout = QVBoxLayout(content)
+    layout.setContentsMargins(24, 18, 24, 24)
+    layout.setSpacing(6)
+    layout.addWidget(label(section.title, "title"))
+    if section.intro:
+        layout.addWidget(prose(section.intro))
+    for table in section.tables:
+        layout.addSpacing(14)
+        layout.addWidget(label(table.title, "section"))
+        if table.rows:
+            tables[table.name] = ReportTable(table)
+            layout.addWidget(tables[table.name])
+        else:
+            layout.addWidget(label("Nothing to show for this selection.", "muted"))
+        if table.note:
+            layout.addWidget(prose(table.note, "muted"))
+        _add_figures(layout, section.figures_after(table))
+    _add_figures(layout, section.figures_after(None))
+    layout.addStretch(1)
+    scroller = QScrollArea()
+    scroller.setWidgetResizable(True)
+    scroller.setFrameShape(QFrame.Shape.NoFrame)
+    scroller.setWidget(content)
+    return scroller
+
+
+def _add_figures(layout: QVBoxLayout, figures: list[Figure]) -> None:
+    for figure in figures:
+        layout.addSpacing(14)
+        layout.addWidget(label(figure.title, "section"))
+        layout.addWidget(FigureView(figure))
+        if figure.caption:
+            layout.addWidget(prose(figure.caption, "muted"))
+
+
+@dataclass(frozen=True, slots=True)
+class ReportExport:
+    folder: Path
+    formats: tuple[str, ...]
+
+
+class _FolderField(transfer.FileField):
+    """The import/export path field, choosing a folder instead of a file."""
+
+    def _browse(self) -> None:
+        chosen = QFileDialog.getExistingDirectory(self, self._caption, self.edit.text())
+        if chosen:
+            self.edit.setText(chosen)
+
+
+class ExportReportDialog(transfer.TransferDialog[ReportExport]):
+    """Into which folder, in which formats (all of them unless the user says otherwise)."""
+
+    def __init__(self, folder: Path, parent: QWidget | None = None) -> None:
+        super().__init__("Export report", "Export", parent)
+        self.folder = _FolderField("Export the report into", "", save=False, parent=self)
+        self.folder.edit.setText(str(folder))
+        self.formats = {key: QCheckBox(title, self) for key, title in FORMATS}
+        boxes = QHBoxLayout()
+        boxes.setSpacing(18)
+        for box in self.formats.values():
+            box.setChecked(True)
+            boxes.addWidget(box)
+        boxes.addStretch(1)
+        self.form.addRow("Folder", self.folder)
+        self.form.addRow("Formats", boxes)
+
+    def accept(self) -> None:
+        folder = self.folder.path()
+        formats = tuple(key for key, box in self.formats.items() if box.isChecked())
+        if folder is None:
+            self.refuse("Choose a folder to write the report into.")
+        elif folder.exists() and not folder.is_dir():
+            self.refuse(f"{folder} is a file, not a folder.")
+        elif not folder.parent.is_dir():
+            self.refuse(f"The folder {folder.parent} does not exist.")
+        elif not formats:
+            self.refuse("Tick at least one format.")
+        else:
+            self.grant(ReportExport(folder, formats))
+
+
+class ReportsPage(QWidget):
+    """The report of the open project; ``status`` carries messages for the status bar."""
+
+    status = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.project_path: Path | None = None
+        self.report: Report | None = None
+        self.report_options: ReportOptions | None = None
+        self.export_folder = Path.home()
+        self.worker: Worker | None = None
+        self.tables: dict[str, ReportTable] = {}
+
+        bar = QHBoxLayout()
+        bar.setSpacing(6)
+        self.facets: dict[str, FacetButton] = {}
+        for key, title in FACETS:
+            button = FacetButton(title)
+            button.changed.connect(self._show_state)
+            self.facets[key] = button
+            bar.addWidget(button)
+        bar.addSpacing(14)
+        bar.addWidget(label("Analyses for"))
+        self.rater = QComboBox()
+        self.rater.setToolTip("Whose grades the study's analyses (the last section) are "
+                              "computed from")
+        self.rater.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.rater.currentIndexChanged.connect(self._show_state)
+        bar.addWidget(self.rater)
+        bar.addSpacing(14)
+        self.update_button = QPushButton("Update")
+        self.update_button.clicked.connect(self.update_report)
+        self.export_button = QPushButton("Export…")
+        self.export_button.clicked.connect(self.export)
+        bar.addWidget(self.update_button)
+        bar.addWidget(self.export_button)
+
+        self.summary = label(NO_REPORT, "muted")
+        self.summary.setWordWrap(True)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self.tabs.setElideMode(Qt.TextElideMode.ElideRight)  # every section stays in reach
+        self.tabs.setUsesScrollButtons(False)
+        placeholder = label(NO_REPORT, "muted")
+        placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.body = QStackedWidget()
+        self.body.addWidget(placeholder)
+        self.body.addWidget(self.tabs)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(20, 14, 20, 8)
+        layout.setSpacing(10)
+        layout.addLayout(bar)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.body, 1)
+        self._show_state()
+
+    # -- the project and the bar ------------------------------------------------------------
+
+    def open(self, project: Project) -> Worker | None:
+        """Offer the filter values and raters of ``project`` (keeping the choices that still
+        apply) and compute its report."""
+        if project.path != self.project_path:
+            self.project_path = project.path
+            self.export_folder = project.path.parent / f"{project.path.stem} report"
+            self._show_report(None, None)
+        choices = report_choices(project)
+        for key, button in self.facets.items():
+            button.blockSignals(True)
+            button.set_values(getattr(choices, key), button.chosen())
+            button.blockSignals(False)
+        rater = self.rater.currentText()
+        self.rater.blockSignals(True)
+        self.rater.clear()
+        self.rater.addItems(choices.raters)
+        self.rater.setCurrentIndex(max(self.rater.findText(rater), 0))
+        self.rater.blockSignals(False)
+        return self.update_report()
+
+    def options(self) -> ReportOptions:
+        """The report the bar asks for."""
+        chosen = ReportFilter(**{key: button.chosen() for key, button in self.facets.items()})
+        return ReportOptions(chosen, self.rater.currentText() or None)
+
+    def _show_state(self) -> None:
+        """Update is the primary button while the bar asks for another report than the one
+        shown; nothing starts while a worker runs."""
+        idle = self.worker is None
+        self.update_button.setEnabled(idle and self.project_path is not None)
+        self.export_button.setEnabled(idle and self.report is not None)
+        outdated = self.report is None or self.options() != self.report_options
+        self.update_button.setProperty("role", "primary" if outdated else None)
+        self.update_button.style().unpolish(self.update_button)
+        self.update_button.style().polish(self.update_button)
+
+    # -- computing and showing --------------------------------------------------------------
+
+    def update_report(self) -> Worker | None:
+        """Compute the report the bar asks for; Cancel keeps the one shown."""
+        if self.project_path is None or self.worker is not None:
+            return None
+        options = self.options()
+        return self._run("Computing the report",
+                         partial(compute_report, self.project_path, options),
+                         partial(self._show_report, options),
+                         "The report could not be computed", "The report shown is unchanged.")
+
+    def _show_report(self, options: ReportOptions | None, report: Report | None) -> None:
+        """Lay out ``report`` (None: none yet), staying on the section that was on show."""
+        current = self.tabs.tabText(self.tabs.currentIndex())
+        old = [self.tabs.widget(i) for i in range(self.tabs.count())]
+        self.tabs.clear()
+        for page in old:
+            page.deleteLater()
+        self.report, self.report_options, self.tables = report, options, {}
+        for section in report.sections if report else []:
+            index = self.tabs.addTab(section_view(section, self.tables), section.title)
+            self.tabs.setTabToolTip(index, section.title)
+            if section.title == current:
+                self.tabs.setCurrentIndex(index)
+        self.body.setCurrentIndex(1 if report else 0)
+        self.summary.setText(summary_text(report) if report else NO_REPORT)
+        self._show_state()
+
+    # -- export -----------------------------------------------------------------------------
+
+    def export(self) -> None:
+        dialog = ExportReportDialog(self.export_folder, self)
+        if dialog.exec() == QDialog.DialogCode.Accepted:
+            self.start_export(dialog.request())
+
+    def start_export(self, request: ReportExport) -> Worker | None:
+        """Write the report on show into ``request.folder``."""
+        if self.report is None or self.worker is not None:
+            return None
+        return self._run("Writing the report",
+                         partial(write_report, self.report, request.folder, request.formats),
+                         partial(self._exported, request), "The report could not be written",
+                         "")
+
+    def _exported(self, request: ReportExport, written: list[Path]) -> None:
+        self.export_folder = request.folder
+        self.status.emit(f"Report written to {request.folder}: "
+                         f"{written_text(request.folder, written)}")
+
+    # -- the worker -------------------------------------------------------------------------
+
+    def _run(self, title: str, operation: Operation, on_finished: Callable[[Any], None],
+             failure: str, unchanged: str) -> Worker:
+        """Run a core operation with progress; say the same way that it failed or stopped."""
+        self.worker = run_with_progress(title, operation, self)
+        self.worker.finished.connect(on_finished)
+        self.worker.failed.connect(partial(self._failed, f"{failure}. {unchanged}".strip()))
+        self.worker.cancelled.connect(partial(self.status.emit,
+                                              f"{title} was cancelled. {unchanged}".strip()))
+        for outcome in (self.worker.finished, self.worker.failed, self.worker.cancelled):
+            outcome.connect(self._idle)
+        self._show_state()
+        return self.worker
+
+    def _idle(self) -> None:
+        self.worker = None
+        self._show_state()
+
+    def _failed(self, message: str, error: Exception) -> None:
+        self.status.emit(message)
+        QMessageBox.critical(self, "Reports", f"{message}\n\n{error}")
+
+    def stop(self) -> None:
+        """Stop the work under way and wait for it (before the window goes)."""
+        if self.worker is not None:
+            self.worker.cancel()
+            self.worker.wait()
