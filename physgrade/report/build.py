@@ -232,7 +232,7 @@ def total_section(data: ScoreData, sheets: Sheets) -> Section:
                      leaning.difference, signs.above, signs.below, signs.p_value))
         if len(both):
             panels[f"{judge} − {reference}"] = (human, machine)
-    figures = [Figure("score_differences", "Total score: judge against reference",
+    figures = [Figure("score_differences", "Difference plots of the total score",
                       plots.difference_plots(panels, "scores (%)"),
                       "Each dot is a response (jittered slightly): the mean of the two totals "
                       "against their difference. The solid line is the mean difference, the "
@@ -260,8 +260,7 @@ def final_answer_section(data: ScoreData, sheets: Sheets) -> Section:
         (yes_yes, yes_no), (no_yes, no_no) = test.table
         rows.append((judge, reference, test.n, yes_yes, yes_no, no_yes, no_no,
                      percent_agreement(both.to_numpy(float)) if test.n else
-                     Estimate.unavailable(0, "no response graded by both"),
-                     test.p_value, test.reason or ""))
+                     Estimate.unavailable(0, "no response assessed by both"), test.p_value))
     return Section(
         "3. Final answer correct",
         "Whether the final answer is right (ANS at its maximum), by the reference and by the "
@@ -269,7 +268,7 @@ def final_answer_section(data: ScoreData, sheets: Sheets) -> Section:
         "the judge accepts answers the reference rejects more often than the reverse.",
         [Table("final_answer", "Final answer correct: reference against judge",
                ("Judge", "Reference", "n", "Both correct", "Only reference correct",
-                "Only judge correct", "Both wrong", "Agreement", "McNemar exact p", "Note"),
+                "Only judge correct", "Both wrong", "Agreement", "McNemar exact p"),
                rows, "'Only judge correct' counts answers the judge accepted and the person "
                "did not: lenient final-answer verdicts.", frozenset({"Agreement"}))])
 
@@ -339,7 +338,8 @@ def analyses_section(sheet: pd.DataFrame, rater: str) -> Section:
         tables.append(frame_table(frame, f"score_by_{by}", f"Mean score by model and {title}",
                                   {"model": "Model", "n": "n", **{c: c for c in values}},
                                   set(values)))
-        figure = _heatmap_figure(frame, f"score_by_{by}", f"Mean score (%) by model and {title}")
+        figure = _heatmap_figure(frame, f"score_by_{by}", f"Heatmap: mean score (%) by model and "
+                                                          f"{title}")
         if figure is not None:
             figures.append(figure)
     compliance = analyses.compliance_effect(sheet)
@@ -397,12 +397,12 @@ def _rubric_analyses(sheet: pd.DataFrame, rubric: Rubric) -> tuple[list[Table], 
     bars = {str(row["model"]): [_value(row[k]) for k in keys] for _, row in prevalence.iterrows()}
     figures = []
     if curve:
-        figures.append(Figure(f"degradation_{rubric.key}", f"Progressive degradation "
+        figures.append(Figure(f"degradation_{rubric.key}", f"Degradation curve "
                               f"({rubric.title})", plots.lines(keys, curve, "still error-free (%)"),
                               "Share of responses with no error up to and including each "
                               "criterion.", f"degradation_{rubric.key}"))
     if bars:
-        figures.append(Figure(f"error_prevalence_{rubric.key}", f"Error prevalence "
+        figures.append(Figure(f"error_prevalence_{rubric.key}", f"Error prevalence by model "
                               f"({rubric.title})", plots.grouped_bars(
                                   keys, bars, "responses with the error (%)"),
                               "Categories overlap: a response may have several errors.",
