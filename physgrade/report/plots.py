@@ -37,6 +37,18 @@ def _figure(width: float, height: float) -> tuple[MplFigure, plt.Axes]:
     return figure, axes
 
 
+def _grid(count: int, per_row: int, width: float, height: float) -> tuple[MplFigure, list]:
+    """A figure of ``count`` small panels, ``per_row`` to a row (at most), each
+    ``width`` × ``height`` inches; the cells left over stay blank."""
+    per_row = max(min(count, per_row), 1)
+    rows = max((count + per_row - 1) // per_row, 1)
+    figure, grid = plt.subplots(rows, per_row, figsize=(width * per_row, height * rows),
+                                layout="constrained", squeeze=False)
+    for axes in grid.flat[count:]:
+        axes.axis("off")
+    return figure, list(grid.flat[:count])
+
+
 def lines(x_labels: Sequence[str], series: dict[str, Sequence[float | None]], y_label: str,
           percent: bool = True) -> bytes:
     """One line per series over ordered steps (the progressive degradation curve)."""
@@ -96,14 +108,8 @@ def heatmap(rows: Sequence[str], columns: Sequence[str], values: np.ndarray, tit
 def confusion_grid(panels: dict[str, tuple[Sequence[int], np.ndarray]], row_label: str,
                    column_label: str) -> bytes:
     """Small confusion matrices side by side, one per criterion: counts, rows = reference."""
-    count = len(panels)
-    per_row = min(count, 4)
-    grid_rows = (count + per_row - 1) // per_row
-    figure, axes_grid = plt.subplots(grid_rows, per_row, figsize=(2.6 * per_row, 2.5 * grid_rows),
-                                     layout="constrained", squeeze=False)
-    for axes in axes_grid.flat[count:]:
-        axes.axis("off")
-    for axes, (name, (categories, matrix)) in zip(axes_grid.flat, panels.items()):
+    figure, panel_axes = _grid(len(panels), 4, 2.6, 2.5)
+    for axes, (name, (categories, matrix)) in zip(panel_axes, panels.items()):
         axes.imshow(matrix, cmap="Blues", vmin=0, vmax=max(int(matrix.max()), 1))
         labels = [str(c) for c in categories]
         axes.set_xticks(range(len(labels)), labels)
@@ -121,15 +127,9 @@ def confusion_grid(panels: dict[str, tuple[Sequence[int], np.ndarray]], row_labe
 def difference_plots(panels: dict[str, tuple[np.ndarray, np.ndarray]], label: str) -> bytes:
     """Bland–Altman plots: for each pair of raters, the mean of their two totals against the
     difference (judge − reference), with the mean difference and its 95% limits of agreement."""
-    count = len(panels)
-    per_row = min(count, 3)
-    grid_rows = (count + per_row - 1) // per_row
-    figure, axes_grid = plt.subplots(grid_rows, per_row, figsize=(3.8 * per_row, 3.3 * grid_rows),
-                                     layout="constrained", squeeze=False)
-    for axes in axes_grid.flat[count:]:
-        axes.axis("off")
+    figure, panel_axes = _grid(len(panels), 3, 3.8, 3.3)
     rng = np.random.default_rng(0)  # jitter only: totals take few values and would overprint
-    for axes, (name, (reference, other)) in zip(axes_grid.flat, panels.items()):
+    for axes, (name, (reference, other)) in zip(panel_axes, panels.items()):
         mean = (reference + other) / 2 * 100
         difference = (other - reference) * 100
         axes.scatter(mean + rng.uniform(-0.6, 0.6, len(mean)),
