@@ -54,8 +54,10 @@ def assert_shows(page: ReportsPage, report: Report) -> None:
         view = page.tables[table.name]
         assert view.rowCount() == len(table.rows), table.name
         for r in range(min(ROWS_CHECKED, len(table.rows))):
+            # An estimate that could not be computed reads n/a, with the reason in its tooltip.
             assert [view.item(r, c).text() for c in range(len(table.columns))] == [
-                table.text(r, c) for c in range(len(table.columns))], table.name
+                "n/a" if table.text(r, c).startswith("n/a") else table.text(r, c)
+                for c in range(len(table.columns))], table.name
 
 
 def cells(page: ReportsPage) -> dict[str, list[str]]:
@@ -199,3 +201,14 @@ def test_a_report_the_core_refuses_says_why_and_keeps_the_one_shown(window: Main
     assert len(errors) == 1 and "no grades by 'expert-2'" in errors[0]
     assert errors[0].startswith("The report could not be computed. The report shown is unchanged.")
     assert page.report is before and is_primary(page.update_button)
+
+
+def test_an_unavailable_estimate_reads_na_with_its_reason_at_hand(window: MainWindow,
+                                                                   qtbot) -> None:
+    page = shown_report(window, qtbot)
+    table = next(t for t in page.report.tables() if t.name == "expert_agreement")
+    column = table.columns.index("Krippendorff α")
+    row = next(r for r, cells in enumerate(table.rows) if cells[column].value is None)
+    item = page.tables["expert_agreement"].item(row, column)
+    assert item.text() == "n/a" and table.text(row, column).startswith("n/a (")
+    assert item.toolTip() == table.rows[row][column].reason

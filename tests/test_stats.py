@@ -85,7 +85,7 @@ def test_estimate_text():
     assert Estimate(0.847, (0.801, 0.886), 550).text(percent=True) == "84.7% [80.1, 88.6]"
     assert Estimate.unavailable(5, "only one category").text() == "n/a (only one category)"
     assert Estimate(1.0, None, 1, "a confidence interval needs at least 2 items").text(2) == (
-        "1.00 (a confidence interval needs at least 2 items)")
+        "1.00 (no interval)")
 
 
 # --- published values ---------------------------------------------------------------------------

@@ -119,9 +119,13 @@ class ReportTable(SmallTable):
     def _style(self, item: QTableWidgetItem, cell: Cell, numeric: bool) -> None:
         if numeric:
             item.setTextAlignment(NUMBER_ALIGNMENT)
-        if isinstance(cell, Estimate) and cell.value is None:
-            item.setForeground(QColor(style.MUTED))
-        if self.fontMetrics().horizontalAdvance(item.text()) > MAX_COLUMN_WIDTH - CELL_PADDING:
+        if isinstance(cell, Estimate) and cell.reason:
+            # The reason would widen the column past its values: it goes in the tooltip.
+            item.setToolTip(cell.reason)
+            if cell.value is None:
+                item.setText("n/a")
+                item.setForeground(QColor(style.MUTED))
+        elif self.fontMetrics().horizontalAdvance(item.text()) > MAX_COLUMN_WIDTH - CELL_PADDING:
             item.setToolTip(item.text())
 
     def _fit_columns(self) -> None:

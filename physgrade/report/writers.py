@@ -151,10 +151,14 @@ SETTING_LABELS = {"project": "Project", "created_at": "Created", "physgrade": "p
 
 
 def _html_cell(table: Table, row: int, column: int, numeric: bool) -> str:
+    """A cell; an estimate that says why it has no value or no interval says so on hover."""
     cell = table.rows[row][column]
     kind = ("na" if isinstance(cell, Estimate) and cell.value is None
             else "number" if numeric else "")
-    return f"<td{f' class={kind}' if kind else ''}>{html.escape(table.text(row, column))}</td>"
+    why = cell.reason if isinstance(cell, Estimate) and cell.reason else ""
+    attributes = (f" class={kind}" if kind else "") + (
+        f" title='{html.escape(why, quote=True)}'" if why else "")
+    return f"<td{attributes}>{html.escape(table.text(row, column))}</td>"
 
 
 def _html_figure(figure: Figure) -> str:

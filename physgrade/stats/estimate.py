@@ -40,13 +40,15 @@ class Estimate:
                 "reason": self.reason}
 
     def text(self, digits: int = 3, percent: bool = False) -> str:
-        """``0.743 [0.612, 0.874]``, ``84.7% [80.1, 88.6]`` or ``n/a (only one category)``."""
+        """``0.743 [0.612, 0.874]``, ``84.7% [80.1, 88.6]``, ``n/a (only one category)``, or
+        ``1.000 (no interval)`` for a value whose interval could not be computed (the reason
+        why is in :attr:`reason`: tables show it on demand, not in the column)."""
         if self.value is None:
             return f"n/a ({self.reason})"
         scale, unit = (100.0, "%") if percent else (1.0, "")
         places = max(digits - 2, 0) if percent else digits  # 0.847 and 84.7% say as much
         shown = f"{self.value * scale:.{places}f}{unit}"
         if self.ci95 is None:
-            return f"{shown} ({self.reason})" if self.reason else shown
+            return f"{shown} (no interval)" if self.reason else shown
         low, high = (f"{bound * scale:.{places}f}" for bound in self.ci95)
         return f"{shown} [{low}, {high}]"
