@@ -22,7 +22,8 @@ from pathlib import Path
 import numpy as np
 
 from physgrade.project import Project
-from physgrade.report.build import ReportOptions, build_report
+from physgrade.report.build import build_report
+from physgrade.report.options import ReportOptions
 from physgrade.report.writers import write_report
 from physgrade.rubric import CONCEPTUAL, PREFS
 from physgrade.score_tables import load

@@ -15,7 +15,7 @@ import timeit
 import krippendorff
 import numpy as np
 
-from physgrade.stats import SCALES, krippendorff_alpha
+from physgrade.stats.agreement import SCALES, krippendorff_alpha
 
 
 def ratings(items: int, raters: int) -> np.ndarray:

@@ -10,7 +10,7 @@ scored N/A counts as error-free. An empty sheet gives an empty table with the sa
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 import pandas as pd
@@ -19,7 +19,8 @@ from scipy import stats
 from physgrade.rubric import Rubric
 from physgrade.stats.describe import mean, mean_difference, proportion, welch_difference
 from physgrade.stats.estimate import Estimate
-from physgrade.taxonomy import BLOOM_COGNITIVE, BLOOM_KNOWLEDGE, KINDS, REGIONS, TOPICS
+from physgrade.taxonomy import (BLOOM_COGNITIVE, BLOOM_KNOWLEDGE, KINDS, REGIONS, TOPICS,
+                                in_vocabulary_order)
 
 #: The label of the row over every model.
 ALL_MODELS = "all models"
@@ -175,7 +176,7 @@ def _by_model(rows: pd.DataFrame) -> Iterator[tuple[str, pd.DataFrame]]:
         yield ALL_MODELS, rows
 
 
-def _groups(rows: pd.DataFrame, column: str, known: Sequence[str]) -> Iterator[tuple[str, pd.DataFrame]]:
+def _groups(rows: pd.DataFrame, column: str, known: tuple[str, ...]) -> Iterator[tuple[str, pd.DataFrame]]:
     """The rows by value of ``column`` in the order of :func:`_order`."""
     labels = _labels(rows[column])
     parts = dict(list(rows.groupby(labels.to_numpy())))
@@ -187,11 +188,10 @@ def _labels(values: pd.Series) -> pd.Series:
     return values.astype(object).where(values.notna(), NONE)
 
 
-def _order(values: Iterable[str], known: Sequence[str]) -> list[str]:
+def _order(values: Iterable[str], known: tuple[str, ...]) -> list[str]:
     """Known values in vocabulary order, then the others by name, then :data:`NONE`."""
     present = set(values)
-    others = sorted(present - set(known) - {NONE})
-    return [v for v in known if v in present] + others + ([NONE] if NONE in present else [])
+    return in_vocabulary_order(present - {NONE}, known) + ([NONE] if NONE in present else [])
 
 
 def _errors(sheet: pd.DataFrame, rubric: Rubric) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -89,7 +89,9 @@ def cmd_info(args: argparse.Namespace) -> None:
 
 
 def cmd_agreement(args: argparse.Namespace) -> None:
-    from physgrade.stats import agreement, read_ratings  # imported here: other commands need no scipy
+    # Imported here: other commands need no scipy.
+    from physgrade.stats.agreement import agreement
+    from physgrade.stats.table import read_ratings
     categories = args.categories.split(",") if args.categories else None
     table = read_ratings(args.file, args.scale, args.id_column, categories)
     results = agreement(table.ratings, args.scale, table.categories, args.resamples, args.seed)
@@ -109,9 +111,9 @@ def cmd_agreement(args: argparse.Namespace) -> None:
 
 def cmd_report(args: argparse.Namespace) -> None:
     # Imported here: pandas, scipy and matplotlib are for reports, not for every command.
-    from physgrade.report.build import ReportOptions, build_report
+    from physgrade.report.build import build_report
+    from physgrade.report.options import ReportFilter, ReportOptions
     from physgrade.report.writers import check_formats, write_report
-    from physgrade.score_tables import ReportFilter
 
     formats = check_formats(args.format.split(","))
     options = ReportOptions(ReportFilter.parse(args.filter or []), args.rater, args.resamples,

@@ -9,72 +9,21 @@ on), and a *sheet* per rater with one row per response and the study's per-respo
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 import pandas as pd
 
 from physgrade.project import Project
+from physgrade.report.options import HUMAN_CONSENSUS, ReportFilter, rater_label
 from physgrade.rubric import CONCEPTUAL, PREFS, RUBRICS, Rubric
 from physgrade.tasks import Task
 
-#: The rater that stands for the people's agreed grade (see :func:`consensus`).
-HUMAN_CONSENSUS = "human consensus"
 #: The rubrics a sheet covers (the first study's coarse verdicts are not rubric grades).
 GRADED_RUBRICS: tuple[Rubric, ...] = (PREFS, CONCEPTUAL)
 #: Every criterion of those rubrics, in rubric order, each once.
 SHEET_CRITERIA = tuple(dict.fromkeys(key for rubric in GRADED_RUBRICS for key in rubric.keys))
-#: What a report may be narrowed to. Empty sets mean "all".
-FILTER_FIELDS = {"models": "model", "topics": "topic", "kinds": "kind",
-                 "bloom": "Bloom level", "judges": "judge", "graders": "grader"}
-
-
-@dataclass(frozen=True, slots=True)
-class ReportFilter:
-    """Which responses and raters a report covers: facets combine with AND, values with OR.
-
-    ``judges`` are rater labels (see :func:`rater_label`) of language models and rule
-    checkers; ``graders`` are people's names. ``bloom`` holds Bloom cognitive levels.
-    """
-
-    models: frozenset[str] = frozenset()
-    topics: frozenset[str] = frozenset()
-    kinds: frozenset[str] = frozenset()
-    bloom: frozenset[str] = frozenset()
-    judges: frozenset[str] = frozenset()
-    graders: frozenset[str] = frozenset()
-
-    @classmethod
-    def parse(cls, terms: list[str]) -> "ReportFilter":
-        """Read ``FIELD=VALUE[,VALUE...]`` terms (the command line's ``--filter``); a field
-        given twice accepts the values of both."""
-        chosen: dict[str, set[str]] = {}
-        singular = {name: field for field, name in FILTER_FIELDS.items()} | {
-            "bloom_cognitive": "bloom", "kind": "kinds", "topic": "topics", "model": "models",
-            "judge": "judges", "grader": "graders"}
-        for term in terms:
-            name, sep, values = term.partition("=")
-            field = name.strip().lower()
-            field = field if field in FILTER_FIELDS else singular.get(field)
-            if not sep or field is None or not values.strip():
-                raise ValueError(f"filter {term!r}: write FIELD=VALUE[,VALUE...] with FIELD one "
-                                 f"of {', '.join(FILTER_FIELDS)}")
-            chosen.setdefault(field, set()).update(v.strip() for v in values.split(",")
-                                                   if v.strip())
-        return cls(**{field: frozenset(values) for field, values in chosen.items()})
-
-    def describe(self) -> dict[str, list[str]]:
-        """The facets in use, for the report's settings."""
-        return {f.name: sorted(getattr(self, f.name)) for f in fields(self)
-                if getattr(self, f.name)}
-
-
-def rater_label(name: str, prompt_version: str) -> str:
-    """How a rater is named in reports: a judge under another prompt version is another rater."""
-    return f"{name} [{prompt_version}]" if prompt_version else name
-
-
 @dataclass(frozen=True)
 class ScoreData:
     """The scores a report covers.

@@ -7,6 +7,7 @@ so that filters and reports group correctly.
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Iterable
 
 KINDS = ("problem", "conceptual")
 TOPICS = ("Introduction", "Mechanics", "Electricity & Magnetism", "Thermodynamics",
@@ -55,3 +56,10 @@ def normalize(value: str, vocabulary: tuple[str, ...]) -> str | None:
         if _key(term) == key:
             return term
     return _ALIASES.get(vocabulary, {}).get(key)
+
+
+def in_vocabulary_order(values: Iterable[str], vocabulary: tuple[str, ...]) -> list[str]:
+    """``values`` in the vocabulary's own order (Introduction before Mechanics, Remember before
+    Apply), then any others by name."""
+    present = set(values)
+    return [term for term in vocabulary if term in present] + sorted(present - set(vocabulary))

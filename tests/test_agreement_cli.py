@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from physgrade.cli import build_parser, main
-from physgrade.stats import COEFFICIENTS, SCALES
+from physgrade.stats.agreement import COEFFICIENTS, SCALES
 
 # Krippendorff (2011), 4 coders x 12 units, one row per unit; an empty cell is a missing rating.
 KRIPPENDORFF_CSV = """unit,A,B,C,D

@@ -14,6 +14,7 @@ from scipy import stats
 from physgrade import analyses, score_tables
 from physgrade.demo import build_demo
 from physgrade.project import Project
+from physgrade.report.options import HUMAN_CONSENSUS
 from physgrade.rubric import CONCEPTUAL, PREFS, rubric_for_kind
 
 RATER = "expert"
@@ -312,7 +313,7 @@ def test_a_sheet_filtered_to_one_model(sheet_a):
 def test_on_the_demo_against_its_database(tmp_path: Path):
     build_demo(tmp_path / "demo.physgrade")
     with Project.open(tmp_path / "demo.physgrade") as project:
-        sheet = score_tables.sheet(score_tables.load(project), score_tables.HUMAN_CONSENSUS)
+        sheet = score_tables.sheet(score_tables.load(project), HUMAN_CONSENSUS)
         graded = set(sheet.index)
         attributes = {rid: (model, kind, question, base) for rid, model, kind, question, base in
                       project.conn.execute("SELECT r.id, r.model, q.kind, q.id, q.variant_of "

@@ -14,11 +14,11 @@ from conftest import write_jsonl
 from physgrade.cli import main
 from physgrade.importer import import_file
 from physgrade.project import Project
-from physgrade.report.build import ReportOptions, build_report, report_choices
+from physgrade.report.build import build_report
 from physgrade.report.model import Report, Table
 from physgrade.report.writers import write_report
-from physgrade.score_tables import HUMAN_CONSENSUS, ReportFilter
-from physgrade.stats import Estimate
+from physgrade.report.options import HUMAN_CONSENSUS, ReportFilter, ReportOptions, report_choices
+from physgrade.stats.estimate import Estimate
 from physgrade.tasks import Cancelled, Task
 
 LARGE = "arbiter-large [prefs-v1]"

@@ -14,9 +14,10 @@ from PySide6.QtWidgets import QMessageBox, QPushButton  # noqa: E402
 
 from conftest import wait_for  # noqa: E402
 from physgrade.project import Project  # noqa: E402
-from physgrade.report.build import ReportOptions, build_report  # noqa: E402
+import physgrade.report.build  # noqa: E402
+from physgrade.report.build import build_report  # noqa: E402
 from physgrade.report.model import Report  # noqa: E402
-from physgrade.score_tables import ReportFilter  # noqa: E402
+from physgrade.report.options import ReportFilter, ReportOptions  # noqa: E402
 from physgrade.tasks import Task  # noqa: E402
 from physgrade_ui import reports  # noqa: E402
 from physgrade_ui.main_window import MainWindow  # noqa: E402
@@ -77,13 +78,13 @@ def is_primary(button: QPushButton) -> bool:
 def test_the_page_shows_the_cores_report_computed_off_the_gui_thread(
         window: MainWindow, demo: Path, qtbot, monkeypatch) -> None:
     threads: list[threading.Thread] = []
-    real_build = reports.build_report
+    real_build = physgrade.report.build.build_report
 
     def recorded_build(project: Project, options: ReportOptions, task: Task) -> Report:
         threads.append(threading.current_thread())
         return real_build(project, options, task)
 
-    monkeypatch.setattr(reports, "build_report", recorded_build)
+    monkeypatch.setattr(physgrade.report.build, "build_report", recorded_build)
     page = shown_report(window, qtbot)
 
     assert threads and threads[0] is not threading.main_thread()
@@ -212,3 +213,17 @@ def test_an_unavailable_estimate_reads_na_with_its_reason_at_hand(window: MainWi
     item = page.tables["expert_agreement"].item(row, column)
     assert item.text() == "n/a" and table.text(row, column).startswith("n/a (")
     assert item.toolTip() == table.rows[row][column].reason
+
+
+def test_starting_the_app_loads_no_report_machinery() -> None:
+    # The report builder needs pandas, scipy and matplotlib (over a second to import); the app
+    # loads them when a report is first computed, never at start-up.
+    import subprocess
+    import sys
+
+    heavy = ("pandas", "scipy", "matplotlib", "statsmodels", "sklearn", "krippendorff")
+    loaded = subprocess.run(
+        [sys.executable, "-c", "import sys, physgrade_ui.main_window; "
+         f"print(' '.join(m for m in {heavy!r} if m in sys.modules))"],
+        capture_output=True, text=True, check=True).stdout.split()
+    assert loaded == []

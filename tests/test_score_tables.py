@@ -12,7 +12,7 @@ from conftest import PREFS_FULL, write_jsonl
 from physgrade import score_tables
 from physgrade.importer import import_file
 from physgrade.project import Project
-from physgrade.score_tables import HUMAN_CONSENSUS, ReportFilter
+from physgrade.report.options import HUMAN_CONSENSUS, ReportFilter
 
 
 def votes(*rows: tuple[str, str, float | None]) -> pd.DataFrame:

@@ -11,18 +11,10 @@ from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats import inter_rater
 
-from physgrade.stats import (
-    COEFFICIENTS,
-    Estimate,
-    agreement,
-    cohen_kappa,
-    fleiss_kappa,
-    gwet_ac1,
-    gwet_ac2,
-    krippendorff_alpha,
-    percent_agreement,
-)
-from physgrade.stats.agreement import alpha_of_profiles
+from physgrade.stats.agreement import (COEFFICIENTS, agreement, alpha_of_profiles, cohen_kappa,
+                                       fleiss_kappa, gwet_ac1, gwet_ac2, krippendorff_alpha,
+                                       percent_agreement)
+from physgrade.stats.estimate import Estimate
 
 nan = np.nan
 

@@ -24,7 +24,7 @@ from physgrade.queries import QuestionDetail, project_info, question_detail, que
 from physgrade_ui import grader, recent, transfer
 from physgrade_ui.help_overlay import HelpOverlay
 from physgrade_ui.overview import OverviewPage
-from physgrade_ui.progress import run_with_progress
+from physgrade_ui.progress import run_with_outcome
 from physgrade_ui.questions import QuestionsPage
 from physgrade_ui.reports import ReportsPage
 from physgrade_ui.welcome import WelcomePage
@@ -308,12 +308,10 @@ class MainWindow(QMainWindow):
     def _run(self, what: str, operation: Operation, on_finished: Callable[[Any], None],
              unchanged: str) -> Worker:
         """Run a core operation with progress; report failure and cancellation the same way."""
-        worker = run_with_progress(f"{what}ing", operation, self)
+        worker = run_with_outcome(f"{what}ing", operation, self, on_finished,
+                                  self.statusBar().showMessage, f"{what} failed. {unchanged}",
+                                  f"{what} cancelled. {unchanged}")
         self.worker = worker
-        worker.finished.connect(on_finished)
-        worker.failed.connect(partial(self._failed, what, unchanged))
-        worker.cancelled.connect(partial(self.statusBar().showMessage,
-                                         f"{what} cancelled. {unchanged}"))
         for outcome in (worker.finished, worker.failed, worker.cancelled):
             outcome.connect(self._idle)
         return worker
@@ -328,11 +326,6 @@ class MainWindow(QMainWindow):
     def _exported(self, request: transfer.ExportRequest, count: int) -> None:
         self.statusBar().showMessage(f"Exported {count:,} {request.kind} records to "
                                      f"{request.file}")
-
-    def _failed(self, what: str, unchanged: str, error: Exception) -> None:
-        message = f"{what} failed. {unchanged}"
-        self.statusBar().showMessage(message)
-        QMessageBox.critical(self, f"{what} failed", f"{message}\n\n{error}")
 
     # -- help -------------------------------------------------------------------------------
 

@@ -6,8 +6,11 @@ flash a window, and it goes away by itself whatever the outcome.
 
 from __future__ import annotations
 
+from functools import partial
+from typing import Any, Callable
+
 from PySide6.QtCore import Qt, Slot
-from PySide6.QtWidgets import QProgressDialog, QWidget
+from PySide6.QtWidgets import QMessageBox, QProgressDialog, QWidget
 
 from physgrade_ui.workers import Operation, Worker
 
@@ -43,6 +46,25 @@ class ProgressDialog(QProgressDialog):
         self.canceled.disconnect()
         self.hide()
         self.deleteLater()
+
+
+def run_with_outcome(title: str, operation: Operation, parent: QWidget,
+                     on_finished: Callable[[Any], None], say: Callable[[str], None],
+                     failed: str, cancelled: str) -> Worker:
+    """:func:`run_with_progress`, handing the result to ``on_finished``, and telling the user
+    through ``say`` (a status bar) when the work did not finish: ``cancelled`` as it is,
+    ``failed`` also in an error box together with the error."""
+    worker = run_with_progress(title, operation, parent)
+    worker.finished.connect(on_finished)
+    worker.failed.connect(partial(_show_failure, parent, title, say, failed))
+    worker.cancelled.connect(partial(say, cancelled))
+    return worker
+
+
+def _show_failure(parent: QWidget, title: str, say: Callable[[str], None], message: str,
+                  error: Exception) -> None:
+    say(message)
+    QMessageBox.critical(parent, title, f"{message}\n\n{error}")
 
 
 def run_with_progress(title: str, operation: Operation, parent: QWidget) -> Worker:

@@ -17,19 +17,18 @@ from typing import Any, Callable
 from PySide6.QtCore import QRect, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPixmap, QResizeEvent
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QFileDialog, QFrame, QHBoxLayout,
-                               QHeaderView, QLabel, QMessageBox, QPushButton, QScrollArea, QSizePolicy,
+                               QHeaderView, QLabel, QPushButton, QScrollArea, QSizePolicy,
                                QStackedWidget, QTabWidget, QTableWidgetItem, QVBoxLayout,
                                QWidget)
 
 from physgrade.project import Project
-from physgrade.report.build import ReportOptions, build_report, report_choices
 from physgrade.report.model import Cell, Figure, Report, Section, Table
 from physgrade.report.writers import write_report
-from physgrade.score_tables import ReportFilter
-from physgrade.stats import Estimate
+from physgrade.report.options import ReportFilter, ReportOptions, report_choices
+from physgrade.stats.estimate import Estimate
 from physgrade.tasks import Task
 from physgrade_ui import style, transfer
-from physgrade_ui.progress import run_with_progress
+from physgrade_ui.progress import run_with_outcome
 from physgrade_ui.widgets import NUMBER_ALIGNMENT, ROW_HEIGHT, FacetButton, SmallTable, label
 from physgrade_ui.workers import Operation, Worker
 
@@ -51,7 +50,11 @@ NO_REPORT = "No report yet: press Update to compute one."
 
 
 def compute_report(project_path: Path, options: ReportOptions, task: Task) -> Report:
-    """Build the report on the calling (worker) thread through a connection of its own."""
+    """Build the report on the calling (worker) thread through a connection of its own. The
+    builder is imported here, not with the page: it loads pandas, scipy and matplotlib, which
+    would otherwise add more than a second to every start of the app."""
+    from physgrade.report.build import build_report
+
     with Project.open(project_path) as project:
         return build_report(project, options, task)
 
@@ -95,7 +98,7 @@ class ReportTable(SmallTable):
         with self.batch():
             self.fill([tuple(table.text(r, c) for c in columns) for r in range(len(table.rows))])
             for c in columns:
-                numeric = not any(isinstance(row[c], str) for row in table.rows)
+                numeric = table.numeric(c)
                 if numeric:
                     self.horizontalHeaderItem(c).setTextAlignment(NUMBER_ALIGNMENT)
                 for r, row in enumerate(table.rows):
@@ -422,11 +425,9 @@ class ReportsPage(QWidget):
     def _run(self, title: str, operation: Operation, on_finished: Callable[[Any], None],
              failure: str, unchanged: str) -> Worker:
         """Run a core operation with progress; say the same way that it failed or stopped."""
-        self.worker = run_with_progress(title, operation, self)
-        self.worker.finished.connect(on_finished)
-        self.worker.failed.connect(partial(self._failed, f"{failure}. {unchanged}".strip()))
-        self.worker.cancelled.connect(partial(self.status.emit,
-                                              f"{title} was cancelled. {unchanged}".strip()))
+        self.worker = run_with_outcome(title, operation, self, on_finished, self.status.emit,
+                                       f"{failure}. {unchanged}".strip(),
+                                       f"{title} was cancelled. {unchanged}".strip())
         for outcome in (self.worker.finished, self.worker.failed, self.worker.cancelled):
             outcome.connect(self._idle)
         self._show_state()
@@ -435,10 +436,6 @@ class ReportsPage(QWidget):
     def _idle(self) -> None:
         self.worker = None
         self._show_state()
-
-    def _failed(self, message: str, error: Exception) -> None:
-        self.status.emit(message)
-        QMessageBox.critical(self, "Reports", f"{message}\n\n{error}")
 
     def stop(self) -> None:
         """Stop the work under way and wait for it (before the window goes)."""

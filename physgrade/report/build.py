@@ -7,7 +7,6 @@ number with :mod:`physgrade.stats` and :mod:`physgrade.analyses`, and returns a 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from itertools import combinations
 from typing import Callable, Iterator
@@ -21,63 +20,17 @@ from physgrade.project import Project
 from physgrade.report import plots
 from physgrade.report.model import Cell, Figure, Report, Section, Table
 from physgrade.rubric import Criterion, Rubric
-from physgrade.score_tables import GRADED_RUBRICS, HUMAN_CONSENSUS, ReportFilter, ScoreData
-from physgrade.stats import (Estimate, bias, cohen_kappa, confusion_matrix, gwet_ac2,
-                             krippendorff_alpha, mcnemar_exact, mean_absolute_difference,
-                             pearson, percent_agreement, sign_test, spearman)
-from physgrade.taxonomy import BLOOM_COGNITIVE, KINDS, TOPICS
+from physgrade.report.options import HUMAN_CONSENSUS, ReportOptions
+from physgrade.score_tables import GRADED_RUBRICS, ScoreData
+from physgrade.stats.agreement import cohen_kappa, gwet_ac2, krippendorff_alpha, percent_agreement
+from physgrade.stats.estimate import Estimate
+from physgrade.stats.paired import (bias, confusion_matrix, mcnemar_exact, mean_absolute_difference,
+                                    pearson, sign_test, spearman)
 from physgrade.tasks import Task
 
 NA_NOTE = ("N/A (a criterion the rubric lets a rater skip, such as EXE on a purely conceptual "
            "item) is left out of every comparison: a pair counts only when both raters gave a "
            "number.")
-
-
-@dataclass(frozen=True, slots=True)
-class ReportOptions:
-    """What to report on. ``rater`` is whose grades the study's analyses (section 5) use: a
-    judge label, a grader, or :data:`HUMAN_CONSENSUS`; None picks the consensus if people have
-    graded, else the first judge."""
-
-    filter: ReportFilter = field(default_factory=ReportFilter)
-    rater: str | None = None
-    resamples: int = 1000
-    seed: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class ReportChoices:
-    """The values each report filter can take in a project, and the raters the study's
-    analyses can be run for (the default first)."""
-
-    models: list[str]
-    topics: list[str]
-    kinds: list[str]
-    bloom: list[str]
-    judges: list[str]
-    graders: list[str]
-    raters: list[str]
-
-
-def _ordered(values: set[str], order: tuple[str, ...]) -> list[str]:
-    return [v for v in order if v in values] + sorted(values - set(order))
-
-
-def report_choices(project: Project) -> ReportChoices:
-    conn = project.conn
-    column = {name: {v for (v,) in conn.execute(f"SELECT DISTINCT {name} FROM questions "
-                                                 f"WHERE {name} IS NOT NULL")}
-              for name in ("topic", "kind", "bloom_cognitive")}
-    labels = [(score_tables.rater_label(name, version), kind) for name, version, kind in conn.execute(
-        "SELECT name, prompt_version, kind FROM raters r WHERE EXISTS "
-        "(SELECT 1 FROM assessments a WHERE a.rater_id = r.id) ORDER BY name, prompt_version")]
-    judges = [label for label, kind in labels if kind != "human"]
-    graders = [label for label, kind in labels if kind == "human"]
-    return ReportChoices(
-        models=[m for (m,) in conn.execute("SELECT DISTINCT model FROM responses ORDER BY model")],
-        topics=_ordered(column["topic"], TOPICS), kinds=_ordered(column["kind"], KINDS),
-        bloom=_ordered(column["bloom_cognitive"], BLOOM_COGNITIVE), judges=judges,
-        graders=graders, raters=([HUMAN_CONSENSUS] if graders else []) + judges + graders)
 
 
 # -- helpers -------------------------------------------------------------------------------------
@@ -158,12 +111,12 @@ def criterion_section(data: ScoreData, options: ReportOptions, task: Task) -> Se
             for (h, j), count in np.ndenumerate(matrix):
                 confusion_rows.append((judge, reference, rubric.title, criterion.key,
                                        categories[h], categories[j], int(count)))
-            if reference == _main_reference(data):
+            if reference == main_reference(data):
                 panels.setdefault(judge, {})[_rubric_criterion(rubric, criterion)] = (
                     categories, matrix)
     figures = [Figure(f"confusion_{_slug(judge)}", f"Confusion matrices: {judge} against "
-                      f"{_main_reference(data)}",
-                      plots.confusion_grid(grid, _main_reference(data), judge),
+                      f"{main_reference(data)}",
+                      plots.confusion_grid(grid, main_reference(data), judge),
                       "Rows are the people's scores, columns the judge's; each cell counts "
                       "responses. Cells above the diagonal are lenient verdicts.",
                       "confusion_matrices")
@@ -188,9 +141,13 @@ def criterion_section(data: ScoreData, options: ReportOptions, task: Task) -> Se
         figures)
 
 
-def _main_reference(data: ScoreData) -> str:
-    """The reference the figures show: the consensus when several people graded."""
-    return HUMAN_CONSENSUS if len(data.graders) > 1 else (data.graders[0] if data.graders else "")
+def main_reference(data: ScoreData) -> str | None:
+    """The people's grade that stands for them all: the consensus when several people graded,
+    else the one grader (None when nobody did). The figures compare judges with it, and the
+    study's analyses use it unless told otherwise."""
+    if not data.graders:
+        return None
+    return HUMAN_CONSENSUS if len(data.graders) > 1 else data.graders[0]
 
 
 def _slug(text: str) -> str:
@@ -303,12 +260,6 @@ def experts_section(data: ScoreData, options: ReportOptions) -> Section:
 
 
 # -- 5. the study's analyses -----------------------------------------------------------------------
-
-
-def default_rater(data: ScoreData) -> str | None:
-    if data.graders:
-        return HUMAN_CONSENSUS if len(data.graders) > 1 else data.graders[0]
-    return data.judges[0] if data.judges else None
 
 
 def analyses_section(sheet: pd.DataFrame, rater: str) -> Section:
@@ -432,7 +383,7 @@ def build_report(project: Project, options: ReportOptions = ReportOptions(),
     """Compute the whole report (reads only; cancellable between steps)."""
     task = task or Task()
     data = score_tables.load(project, options.filter, task)
-    rater = options.rater or default_rater(data)
+    rater = options.rater or main_reference(data) or (data.judges[0] if data.judges else None)
     if rater is not None and rater not in data.raters():
         raise ValueError(f"no grades by {rater!r} in this report; choose one of "
                          f"{', '.join(data.raters()) or '(none: nobody has scored anything)'}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Union
 
-from physgrade.stats import Estimate
+from physgrade.stats.estimate import Estimate
 
 #: What a table cell holds: text, a count, a number, an estimate with its interval, or nothing.
 Cell = Union[str, int, float, Estimate, None]
@@ -29,6 +29,11 @@ class Table:
     rows: list[tuple[Cell, ...]]
     note: str = ""
     percent: frozenset[str] = frozenset()
+
+    def numeric(self, column: int) -> bool:
+        """Whether a column holds numbers only (readers see it right-aligned)."""
+        return bool(self.rows) and all(cell is None or isinstance(cell, (int, float, Estimate))
+                                       for cell in (row[column] for row in self.rows))
 
     def text(self, row: int, column: int) -> str:
         return cell_text(self.rows[row][column], self.columns[column] in self.percent)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from physgrade.report.model import Figure, Report, Table
-from physgrade.stats import Estimate
+from physgrade.stats.estimate import Estimate
 from physgrade.tasks import Task
 
 FORMATS = ("html", "csv", "json")
@@ -169,8 +169,7 @@ def _html_figure(figure: Figure) -> str:
 
 
 def _html_table(table: Table) -> str:
-    numeric = [all(isinstance(row[i], (int, float, Estimate)) or row[i] is None
-                   for row in table.rows) and bool(table.rows) for i in range(len(table.columns))]
+    numeric = [table.numeric(c) for c in range(len(table.columns))]
     head = "".join(f"<th{' class=number' if n else ''}>{html.escape(c)}</th>"
                    for c, n in zip(table.columns, numeric))
     body = "".join("<tr>" + "".join(_html_cell(table, r, c, numeric[c])

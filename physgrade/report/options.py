@@ -1,0 +1,110 @@
+"""What a report covers: which responses and raters, whose grades the study's analyses use,
+and the choices a project offers for both.
+
+Kept apart from the report builder, which needs pandas, scipy and matplotlib: the app offers
+these choices without loading any of them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+
+from physgrade.project import Project
+from physgrade.taxonomy import BLOOM_COGNITIVE, KINDS, TOPICS, in_vocabulary_order
+
+#: The rater that stands for the people's agreed grade (see :func:`physgrade.score_tables.consensus`).
+HUMAN_CONSENSUS = "human consensus"
+#: What a report may be narrowed to. Empty sets mean "all".
+FILTER_FIELDS = {"models": "model", "topics": "topic", "kinds": "kind",
+                 "bloom": "Bloom level", "judges": "judge", "graders": "grader"}
+
+
+@dataclass(frozen=True, slots=True)
+class ReportFilter:
+    """Which responses and raters a report covers: facets combine with AND, values with OR.
+
+    ``judges`` are rater labels (see :func:`rater_label`) of language models and rule
+    checkers; ``graders`` are people's names. ``bloom`` holds Bloom cognitive levels.
+    """
+
+    models: frozenset[str] = frozenset()
+    topics: frozenset[str] = frozenset()
+    kinds: frozenset[str] = frozenset()
+    bloom: frozenset[str] = frozenset()
+    judges: frozenset[str] = frozenset()
+    graders: frozenset[str] = frozenset()
+
+    @classmethod
+    def parse(cls, terms: list[str]) -> "ReportFilter":
+        """Read ``FIELD=VALUE[,VALUE...]`` terms (the command line's ``--filter``); a field
+        given twice accepts the values of both."""
+        chosen: dict[str, set[str]] = {}
+        singular = {name: field for field, name in FILTER_FIELDS.items()} | {
+            "bloom_cognitive": "bloom", "kind": "kinds", "topic": "topics", "model": "models",
+            "judge": "judges", "grader": "graders"}
+        for term in terms:
+            name, sep, values = term.partition("=")
+            field = name.strip().lower()
+            field = field if field in FILTER_FIELDS else singular.get(field)
+            if not sep or field is None or not values.strip():
+                raise ValueError(f"filter {term!r}: write FIELD=VALUE[,VALUE...] with FIELD one "
+                                 f"of {', '.join(FILTER_FIELDS)}")
+            chosen.setdefault(field, set()).update(v.strip() for v in values.split(",")
+                                                   if v.strip())
+        return cls(**{field: frozenset(values) for field, values in chosen.items()})
+
+    def describe(self) -> dict[str, list[str]]:
+        """The facets in use, for the report's settings."""
+        return {f.name: sorted(getattr(self, f.name)) for f in fields(self)
+                if getattr(self, f.name)}
+
+
+def rater_label(name: str, prompt_version: str) -> str:
+    """How a rater is named in reports: a judge under another prompt version is another rater."""
+    return f"{name} [{prompt_version}]" if prompt_version else name
+
+
+@dataclass(frozen=True, slots=True)
+class ReportOptions:
+    """What to report on. ``rater`` is whose grades the study's analyses (section 5) use: a
+    judge label, a grader, or :data:`HUMAN_CONSENSUS`; None picks the consensus if people have
+    graded, else the first judge."""
+
+    filter: ReportFilter = field(default_factory=ReportFilter)
+    rater: str | None = None
+    resamples: int = 1000
+    seed: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ReportChoices:
+    """The values each report filter can take in a project, and the raters the study's
+    analyses can be run for (the default first)."""
+
+    models: list[str]
+    topics: list[str]
+    kinds: list[str]
+    bloom: list[str]
+    judges: list[str]
+    graders: list[str]
+    raters: list[str]
+
+
+def report_choices(project: Project) -> ReportChoices:
+    """What a project's report can be narrowed to (a few indexed queries: the app asks this
+    when its Reports page opens)."""
+    conn = project.conn
+    column = {name: {v for (v,) in conn.execute(f"SELECT DISTINCT {name} FROM questions "
+                                                 f"WHERE {name} IS NOT NULL")}
+              for name in ("topic", "kind", "bloom_cognitive")}
+    labels = [(rater_label(name, version), kind) for name, version, kind in conn.execute(
+        "SELECT name, prompt_version, kind FROM raters r WHERE EXISTS "
+        "(SELECT 1 FROM assessments a WHERE a.rater_id = r.id) ORDER BY name, prompt_version")]
+    judges = [label for label, kind in labels if kind != "human"]
+    graders = [label for label, kind in labels if kind == "human"]
+    return ReportChoices(
+        models=[m for (m,) in conn.execute("SELECT DISTINCT model FROM responses ORDER BY model")],
+        topics=in_vocabulary_order(column["topic"], TOPICS),
+        kinds=in_vocabulary_order(column["kind"], KINDS),
+        bloom=in_vocabulary_order(column["bloom_cognitive"], BLOOM_COGNITIVE), judges=judges,
+        graders=graders, raters=([HUMAN_CONSENSUS] if graders else []) + judges + graders)
