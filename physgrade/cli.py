@@ -16,6 +16,7 @@ from physgrade.demo import build_demo, default_demo_path
 from physgrade.exporter import export_kind
 from physgrade.formats import FormatError, ImportErrors
 from physgrade.importer import import_file
+from physgrade.judge.client import CredentialsError
 from physgrade.project import Project, ProjectError
 from physgrade.queries import COUNTED, project_info
 from physgrade.rubric import ScoreError
@@ -132,6 +133,80 @@ def cmd_report(args: argparse.Namespace) -> None:
         print(f"  {tables[0].parent}{os.sep} ({len(tables)} tables as CSV)")
 
 
+def _judge_run(args: argparse.Namespace, purpose: str, noun: str) -> None:
+    """What ``judge`` and ``bloom-suggest`` share: plan, then dry run, batch or direct run."""
+    # Imported here: the anthropic client is for judge runs only.
+    from physgrade.judge import batches, bloom, verdicts
+    from physgrade.judge.client import connect
+    from physgrade.judge.pricing import price_for
+    from physgrade.judge.prompts import Prompts
+    from physgrade.judge.scope import Scope
+    from physgrade.report.options import ReportFilter
+
+    module = verdicts if purpose == verdicts.PURPOSE else bloom
+    prompts = Prompts.load(args.prompts)
+    price = price_for(args.model, args.price_in, args.price_out)
+    scope = Scope(ReportFilter.parse(args.filter or []), args.limit,
+                  getattr(args, "retry_failed", False))
+    with Project.open(args.db) as project:
+        plan = module.plan(project, args.model, prompts, scope, price, args.batch)
+        print(f"{noun} with {plan.text()}")
+        if args.dry_run:
+            print("dry run: nothing was sent")
+            return
+        if not plan.pending:
+            print("nothing to do")
+            return
+        client = connect(args.timeout, args.max_retries)
+        with progress_task() as task:
+            if args.batch:
+                ids = batches.submit(project, client, plan, prompts, task)
+                print(f"submitted {len(plan.pending):,} requests in {len(ids)} batch(es): "
+                      f"{', '.join(ids)}\ncollect the results with: physgrade judge-status "
+                      f"{args.db}")
+                return
+            run = verdicts.judge if module is verdicts else bloom.suggest
+            summary = run(project, client, plan, prompts, price, args.concurrency, task)
+    print(summary.text())
+    if summary.stopped in ("cancelled", "interrupted"):
+        raise Cancelled()
+    if summary.stopped:
+        raise CommandError(f"the run stopped early: {summary.stopped}")
+
+
+def cmd_judge(args: argparse.Namespace) -> None:
+    _judge_run(args, "verdicts", "judging")
+
+
+def cmd_bloom_suggest(args: argparse.Namespace) -> None:
+    _judge_run(args, "bloom", "Bloom labels")
+
+
+def cmd_judge_status(args: argparse.Namespace) -> None:
+    import time
+
+    from physgrade.judge import batches
+    from physgrade.judge.client import connect
+    from physgrade.judge.prompts import Prompts
+
+    prompts = Prompts.load(args.prompts)
+    with Project.open(args.db) as project:
+        if not batches.batch_history(project):
+            print("no batches submitted from this project")
+            return
+        client = connect(args.timeout, args.max_retries)
+        while True:
+            with progress_task() as task:
+                states = batches.collect(project, client, prompts, task)
+            for state in states:
+                print(state.text())
+            if not args.wait or all(state.ingested for state in states):
+                break
+            time.sleep(args.interval)
+        if not states:
+            print("every batch has been collected")
+
+
 def cmd_demo(args: argparse.Namespace) -> None:
     path = Path(args.db) if args.db else default_demo_path()
     with progress_task() as task:
@@ -222,6 +297,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.set_defaults(func=cmd_report)
 
+    p = sub.add_parser("judge", help="P-REFS verdicts from an Anthropic model (ANTHROPIC_API_KEY)")
+    _judge_arguments(p)
+    p.add_argument("--retry-failed", action="store_true",
+                   help="ask again where an earlier answer did not fit the rubric")
+    p.set_defaults(func=cmd_judge)
+
+    p = sub.add_parser("judge-status", help="poll submitted batches and store their results")
+    p.add_argument("db")
+    p.add_argument("--wait", action="store_true", help="keep polling until every batch is in")
+    p.add_argument("--interval", type=float, default=60.0,
+                   help="seconds between polls with --wait (default 60)")
+    _client_arguments(p)
+    p.set_defaults(func=cmd_judge_status)
+
+    p = sub.add_parser("bloom-suggest", help="Bloom labels of questions suggested by an "
+                                             "Anthropic model, stored as its annotations")
+    _judge_arguments(p)
+    p.set_defaults(func=cmd_bloom_suggest)
+
     p = sub.add_parser("demo", help="create (or reopen) the bundled demo project and open it")
     p.add_argument("--db", help="where to keep the demo project (default: your data folder)")
     p.add_argument("--no-gui", action="store_true", help="only create it; do not open the app")
@@ -231,6 +325,35 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("db", nargs="?")
     p.set_defaults(func=cmd_gui)
     return parser
+
+
+def _client_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--prompts", metavar="DIR", help="a folder of edited prompt templates "
+                                                    "(default: the bundled ones)")
+    p.add_argument("--timeout", type=float, default=120.0,
+                   help="seconds to wait for one answer (default 120)")
+    p.add_argument("--max-retries", type=int, default=4,
+                   help="retries of rate limits, overload, server errors and timeouts (default 4)")
+
+
+def _judge_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("db")
+    p.add_argument("--model", required=True, help="the Anthropic model, e.g. claude-haiku-4-5")
+    p.add_argument("--limit", type=int, metavar="N", help="at most N calls this run")
+    p.add_argument("--filter", action="append", metavar="FIELD=VALUE[,VALUE]",
+                   help="narrow the run (repeatable): model, topic, kind, bloom")
+    p.add_argument("--concurrency", type=int, default=8, metavar="K",
+                   help="calls in flight at once (default 8)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the number of calls, tokens and cost; send nothing")
+    p.add_argument("--batch", action="store_true",
+                   help="submit through the Message Batches API (half price, results within "
+                        "a day); collect with judge-status")
+    p.add_argument("--price-in", type=float, metavar="USD",
+                   help="price per million input tokens, for a model the price table lacks")
+    p.add_argument("--price-out", type=float, metavar="USD",
+                   help="price per million output tokens")
+    _client_arguments(p)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -251,7 +374,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except FormatError as exc:
         print(f"physgrade: import refused, nothing changed: {exc}", file=sys.stderr)
         return 1
-    except (ProjectError, ScoreError, CommandError, ValueError, OSError) as exc:
+    except (ProjectError, ScoreError, CommandError, CredentialsError, ValueError, OSError) as exc:
         print(f"physgrade: {exc}", file=sys.stderr)
         return 1
     except sqlite3.Error as exc:  # e.g. another program holding the project locked for long

@@ -8,6 +8,7 @@ leaves a history row. Everything else only reads.
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 from contextlib import contextmanager
@@ -259,17 +260,20 @@ class Project:
                 "AND criterion = ?", (grader, response_id, chosen.key, criterion))
 
     def set_bloom_label(self, question_id: str, annotator: str, cognitive: str | None,
-                        knowledge: str | None, kind: str = "human") -> None:
-        """Record an annotator's Bloom labels of a question, committed at once."""
+                        knowledge: str | None, kind: str = "human", prompt_version: str = "",
+                        extra: dict[str, object] | None = None) -> None:
+        """Record an annotator's Bloom labels of a question, committed at once. A model
+        annotator is named with its prompt version; ``extra`` keeps e.g. its rationale."""
         if cognitive is not None and cognitive not in BLOOM_COGNITIVE:
             raise ScoreError("cognitive", f"{cognitive!r} is not a Bloom cognitive level")
         if knowledge is not None and knowledge not in BLOOM_KNOWLEDGE:
             raise ScoreError("knowledge", f"{knowledge!r} is not a Bloom knowledge type")
         with self.transaction():
-            annotator_id = self.rater_id(annotator, kind)
+            annotator_id = self.rater_id(annotator, kind, prompt_version)
             self.conn.execute(
                 "INSERT INTO bloom_labels (question_id, annotator_id, cognitive, knowledge, "
-                "updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
+                "updated_at, extra) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
                 "cognitive = excluded.cognitive, knowledge = excluded.knowledge, "
-                "updated_at = excluded.updated_at",
-                (question_id, annotator_id, cognitive, knowledge, now_iso()))
+                "updated_at = excluded.updated_at, extra = coalesce(excluded.extra, bloom_labels.extra)",
+                (question_id, annotator_id, cognitive, knowledge, now_iso(),
+                 json.dumps(extra, ensure_ascii=False) if extra else None))

@@ -1,0 +1,198 @@
+"""Large runs through the Message Batches API: submit, remember, collect.
+
+Submitting stores each batch's id and which item each request is about in the project, so
+:func:`collect` can pick the results up in any later session, after any restart. Results are
+stored one by one (a collection cut short resumes without duplicates); an answer that does not
+fit the tool gets its one corrective retry as a direct call. Requests that errored or expired
+are not stored, and the next run submits them again.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Iterator
+
+from physgrade.judge import bloom, verdicts
+from physgrade.judge.client import (CallError, CredentialsError, Outcome, Reply, api_message, ask,
+                                    checked)
+from physgrade.judge.prompts import Prompts
+from physgrade.judge.runner import Job, Plan
+from physgrade.project import Project, now_iso
+from physgrade.tasks import Task
+
+if TYPE_CHECKING:
+    import anthropic
+
+#: Kept well inside the API's limits (100,000 requests and 256 MB per batch).
+MAX_REQUESTS = 10_000
+MAX_BYTES = 150_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class _Purpose:
+    version: Callable[[Prompts], str]
+    jobs: Callable[[Project, Prompts, tuple[str, ...]], Iterator[Job[Any]]]
+    store: Callable[..., bool]
+    stored: Callable[[Project, str, str], dict[str, str]]
+
+
+_PURPOSES = {verdicts.PURPOSE: _Purpose(verdicts.prompt_version, verdicts.jobs, verdicts.store,
+                                        verdicts.stored),
+             bloom.PURPOSE: _Purpose(bloom.prompt_version, bloom.jobs, bloom.store, bloom.stored)}
+
+
+@dataclass(slots=True)
+class BatchState:
+    """One submitted batch as last seen, and what collecting it stored."""
+
+    id: str
+    purpose: str
+    model: str
+    prompt_version: str
+    requests: int
+    status: str
+    counts: dict[str, int]
+    ingested: bool
+    stored: int = 0
+    failed: int = 0
+    not_answered: int = 0
+
+    def text(self) -> str:
+        counts = ", ".join(f"{value:,} {key}" for key, value in self.counts.items() if value)
+        line = (f"{self.id} ({self.purpose}, {self.model} [{self.prompt_version}], "
+                f"{self.requests:,} requests): {self.status}" + (f"; {counts}" if counts else ""))
+        if self.ingested:
+            line += (f"; collected: {self.stored:,} stored, {self.failed:,} failed, "
+                     f"{self.not_answered:,} not answered (the next run submits them again)")
+        return line
+
+
+def submit(project: Project, client: "anthropic.Anthropic", plan: Plan, prompts: Prompts,
+           task: Task | None = None) -> list[str]:
+    """Submit every pending item of ``plan`` in as few batches as the limits allow; returns
+    the batch ids (each recorded in the project as soon as the API accepts it)."""
+    purpose = _PURPOSES[plan.purpose]
+    if purpose.version(prompts) != plan.prompt_version:
+        raise ValueError("the prompts changed since the run was planned; plan it again")
+    task = task or Task()
+    ids: list[str] = []
+    sent = 0
+    requests: list[dict[str, Any]] = []
+    items: list[tuple[str, str]] = []
+    size = 0
+
+    def send() -> None:
+        nonlocal requests, items, size, sent
+        batch = _call(client.messages.batches.create, requests=requests)
+        with project.transaction():
+            project.conn.execute(
+                "INSERT INTO judge_batches (id, purpose, model, prompt_version, requests, "
+                "status, counts, submitted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (batch.id, plan.purpose, plan.model, plan.prompt_version, len(requests),
+                 batch.processing_status, json.dumps(batch.request_counts.model_dump()),
+                 now_iso()))
+            project.conn.executemany("INSERT INTO judge_batch_items (batch_id, custom_id, "
+                                     "item_id) VALUES (?, ?, ?)",
+                                     [(batch.id, custom, item) for custom, item in items])
+        ids.append(batch.id)
+        sent += len(requests)
+        requests, items, size = [], [], 0
+        task.report(sent, len(plan.pending), "submitting batches")
+
+    for job in purpose.jobs(project, prompts, plan.pending):
+        params = job.request.params(plan.model)
+        length = len(json.dumps(params))
+        if requests and (len(requests) >= MAX_REQUESTS or size + length > MAX_BYTES):
+            send()
+        custom_id = f"i{len(requests)}"
+        requests.append({"custom_id": custom_id, "params": params})
+        items.append((custom_id, job.item_id))
+        size += length
+    if requests:
+        send()
+    return ids
+
+
+def collect(project: Project, client: "anthropic.Anthropic", prompts: Prompts,
+            task: Task | None = None) -> list[BatchState]:
+    """Poll every batch not yet collected, and store the results of those that have ended."""
+    task = task or Task()
+    states = []
+    for row in project.conn.execute(
+            "SELECT id, purpose, model, prompt_version, requests FROM judge_batches "
+            "WHERE ingested_at IS NULL ORDER BY submitted_at").fetchall():
+        batch = _call(client.messages.batches.retrieve, row[0])
+        counts = batch.request_counts.model_dump()
+        state = BatchState(*row, status=batch.processing_status, counts=counts, ingested=False)
+        with project.transaction():
+            project.conn.execute("UPDATE judge_batches SET status = ?, counts = ?, ended_at = ? "
+                                 "WHERE id = ?", (state.status, json.dumps(counts),
+                                                  _iso(batch.ended_at), state.id))
+        if state.status == "ended":
+            _ingest(project, client, prompts, state, task)
+        states.append(state)
+    return states
+
+
+def batch_history(project: Project) -> list[BatchState]:
+    """Every batch the project has submitted, as last polled."""
+    return [BatchState(bid, purpose, model, version, requests, status,
+                       json.loads(counts or "{}"), ingested is not None)
+            for bid, purpose, model, version, requests, status, counts, ingested
+            in project.conn.execute(
+                "SELECT id, purpose, model, prompt_version, requests, status, counts, "
+                "ingested_at FROM judge_batches ORDER BY submitted_at")]
+
+
+def _ingest(project: Project, client: "anthropic.Anthropic", prompts: Prompts,
+            state: BatchState, task: Task) -> None:
+    purpose = _PURPOSES[state.purpose]
+    items = dict(project.conn.execute("SELECT custom_id, item_id FROM judge_batch_items "
+                                      "WHERE batch_id = ?", (state.id,)))
+    already = purpose.stored(project, state.model, state.prompt_version)
+    # The corrective retry resends the original request, which only the same prompts rebuild.
+    can_retry = purpose.version(prompts) == state.prompt_version
+    seen = 0
+    for entry in _call(client.messages.batches.results, state.id):
+        seen += 1
+        item = items.get(entry.custom_id)
+        result = entry.result
+        if item is None or item in already:
+            continue
+        if result.type != "succeeded":
+            state.not_answered += 1
+            continue
+        job = next(purpose.jobs(project, prompts, (item,)), None)
+        if job is None:  # the item was deleted since
+            continue
+        again = ((lambda retry, j=job: ask(client, state.model, j.request, retry))
+                 if can_retry else None)
+        try:
+            outcome: Outcome[Any] = checked(Reply.of(result.message), job.read, again)
+        except CallError:
+            state.not_answered += 1
+            continue
+        purpose.store(project, state.model, state.prompt_version, item, outcome, state.id)
+        if outcome.problem is None:
+            state.stored += 1
+        else:
+            state.failed += 1
+        task.report(seen, state.requests, f"collecting {state.id}")
+    with project.transaction():
+        project.conn.execute("UPDATE judge_batches SET ingested_at = ? WHERE id = ?",
+                             (now_iso(), state.id))
+    state.ingested = True
+
+
+def _call(call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """A batch API call, with rejected credentials reported like the direct calls'."""
+    import anthropic
+    try:
+        return call(*args, **kwargs)
+    except (anthropic.AuthenticationError, anthropic.PermissionDeniedError) as exc:
+        raise CredentialsError(api_message(exc)) from None
+
+
+def _iso(moment: Any) -> str | None:
+    return moment.isoformat() if moment is not None else None

@@ -1,0 +1,107 @@
+"""Judge prompts: plain-text templates in ``resources/prompts/``, filled in per item.
+
+A prompt version is a digest of every text and schema a request is built from, so editing a
+template (or the rubric's tool schema) makes a new version, and verdicts of the old and new
+prompts are kept apart as different raters.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from string import Template
+from typing import Mapping
+
+#: Each template and the placeholders it must use, no more and no fewer.
+PLACEHOLDERS: dict[str, frozenset[str]] = {
+    "system.md": frozenset(),
+    "prefs_criteria.md": frozenset(),
+    "problem_parts.md": frozenset({"question", "options", "reference_solution", "reference_answer",
+                                   "formulation", "solution", "final_answer", "criteria"}),
+    "problem_holistic.md": frozenset({"question", "options", "reference_solution",
+                                      "reference_answer", "response", "criteria"}),
+    "conceptual.md": frozenset({"question", "options", "reference_solution", "reference_answer",
+                                "response"}),
+    "multiple_choice.md": frozenset({"option_list", "answer_maximum"}),
+    "bloom_system.md": frozenset(),
+    "bloom.md": frozenset({"question", "options", "topic"}),
+}
+#: Placeholders filled with the templates' own text, which is trusted.
+TRUSTED = frozenset({"options", "answer_maximum", "criteria"})
+#: The tags templates wrap untrusted text in; the same tags inside that text are defused.
+DATA_TAGS = ("question", "options", "reference_solution", "reference_answer", "formulation",
+             "solution", "final_answer", "response", "topic")
+_TAG = re.compile(r"<(\s*/?\s*(?:" + "|".join(DATA_TAGS) + r")\b)", re.IGNORECASE)
+
+
+class PromptError(ValueError):
+    """A template folder that cannot be used; the message names the file."""
+
+
+def default_directory() -> Path:
+    return Path(str(resources.files("physgrade_resources") / "prompts"))
+
+
+def defuse(text: str) -> str:
+    """Untrusted text with any of the prompt's own data tags made inert, so a response cannot
+    close its ``<response>`` early and pose as instructions."""
+    return _TAG.sub(r"&lt;\1", text)
+
+
+@dataclass(frozen=True, slots=True)
+class Prompts:
+    """The templates of one folder, checked on loading."""
+
+    directory: Path
+    texts: Mapping[str, str]
+
+    @classmethod
+    def load(cls, directory: str | Path | None = None) -> "Prompts":
+        """Read and check every template (by default the bundled ones)."""
+        folder = Path(directory) if directory is not None else default_directory()
+        texts = {}
+        for name, expected in PLACEHOLDERS.items():
+            path = folder / name
+            try:
+                text = path.read_text(encoding="utf-8")
+            except OSError as exc:
+                raise PromptError(f"prompt template {path} cannot be read: {exc}") from None
+            template = Template(text)
+            if not template.is_valid():
+                raise PromptError(f"{path}: a '$' that is not a placeholder; write '$$' for a "
+                                  "literal dollar sign")
+            used = set(template.get_identifiers())
+            if used != expected:
+                wrong = sorted(used - expected) or sorted(expected - used)
+                what = "unknown" if used - expected else "missing"
+                raise PromptError(f"{path}: {what} placeholder(s) {', '.join(wrong)}; this "
+                                  f"template takes {', '.join(sorted(expected)) or 'none'}")
+            texts[name] = text
+        return cls(folder, texts)
+
+    def version(self, prefix: str, names: tuple[str, ...], *schemas: object) -> str:
+        """``prefix-`` and ten hex digits of a digest of the named templates and schemas."""
+        digest = hashlib.sha256()
+        for name in names:
+            digest.update(name.encode() + b"\0" + self.texts[name].encode() + b"\0")
+        for schema in schemas:
+            digest.update(json.dumps(schema, sort_keys=True).encode() + b"\0")
+        return f"{prefix}-{digest.hexdigest()[:10]}"
+
+    def fill(self, name: str, **values: str) -> str:
+        """A template with its placeholders replaced; data values are defused first."""
+        return Template(self.texts[name]).substitute(
+            {key: value if key in TRUSTED else defuse(value)
+             for key, value in values.items()})
+
+    def options_block(self, options: Mapping[str, str] | None, answer_maximum: int) -> str:
+        """The multiple-choice fragment for a question's options ("" when it has none)."""
+        if not options:
+            return ""
+        listing = "\n".join(f"{letter}. {text}" for letter, text in options.items())
+        return self.fill("multiple_choice.md", option_list=listing,
+                         answer_maximum=str(answer_maximum))

@@ -1,0 +1,210 @@
+"""Many judge calls at once, each answer committed as it arrives.
+
+A run is planned first (:class:`Plan`): which items still need an answer from this model under
+this prompt version, and what that will cost. What is already stored is never asked again, so a
+second run makes no call for it and a run killed half-way resumes where it stopped. Calls go out
+on a thread pool; answers are checked on the pool and written on the calling thread, one
+transaction each.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, Iterator, TypeVar
+
+from physgrade.judge.client import CallError, CredentialsError, Outcome, Request, ask_checked
+from physgrade.judge.pricing import Price, Usage, dollars, tokens_for
+from physgrade.report.options import rater_label
+from physgrade.tasks import Cancelled, Task
+
+if TYPE_CHECKING:
+    import anthropic
+
+T = TypeVar("T")
+
+DEFAULT_CONCURRENCY = 8
+#: A run stops when this many calls in a row fail: the service is down, not one item bad.
+STOP_AFTER_ERRORS = 10
+#: How many problems a summary lists.
+SHOWN_PROBLEMS = 5
+
+
+@dataclass(frozen=True, slots=True)
+class Job(Generic[T]):
+    """One item to ask about, and how to check the answer."""
+
+    item_id: str
+    request: Request
+    read: Callable[[object], T]
+
+
+@dataclass(frozen=True, slots=True)
+class Estimate:
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    price: Price | None
+    batch: bool = False
+
+    @property
+    def cost(self) -> float | None:
+        return Usage(self.input_tokens, self.output_tokens).cost(self.price, self.batch)
+
+    def text(self) -> str:
+        priced = (f" at ${self.price.input:g}/${self.price.output:g} per million tokens"
+                  f"{', half price in a batch' if self.batch else ''}" if self.price else "")
+        return (f"{self.calls:,} calls, about {self.input_tokens:,} input and "
+                f"{self.output_tokens:,} output tokens: about {dollars(self.cost)}{priced}")
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """An item in scope: its id, the characters its prompt adds, and the tokens the answer is
+    expected to take."""
+
+    item_id: str
+    characters: int
+    output_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What a run will do. ``pending`` is in the order the calls go out."""
+
+    purpose: str
+    model: str
+    prompt_version: str
+    pending: tuple[str, ...]
+    cached: int
+    failed_before: int
+    in_batches: int
+    estimate: Estimate
+
+    @property
+    def rater(self) -> str:
+        return rater_label(self.model, self.prompt_version)
+
+    def text(self) -> str:
+        held = [f"{self.cached:,} already done"]
+        if self.failed_before:
+            held.append(f"{self.failed_before:,} failed before (--retry-failed asks again)")
+        if self.in_batches:
+            held.append(f"{self.in_batches:,} waiting in submitted batches")
+        return f"{self.rater}: {self.estimate.text()}; {', '.join(held)}"
+
+
+def make_plan(purpose: str, model: str, prompt_version: str, candidates: Iterable[Candidate],
+              done: set[str], failed: set[str], in_batches: set[str], retry_failed: bool,
+              limit: int | None, overhead_characters: int, price: Price | None,
+              batch: bool) -> Plan:
+    """Sort the candidates into done, held back and pending, and estimate the pending calls."""
+    pending: list[Candidate] = []
+    cached = skipped = waiting = 0
+    for candidate in candidates:
+        if candidate.item_id in done:
+            cached += 1
+        elif candidate.item_id in in_batches:
+            waiting += 1
+        elif candidate.item_id in failed and not retry_failed:
+            skipped += 1
+        elif limit is None or len(pending) < limit:
+            pending.append(candidate)
+    estimate = Estimate(len(pending),
+                        sum(tokens_for(overhead_characters + c.characters) for c in pending),
+                        sum(c.output_tokens for c in pending), price, batch)
+    return Plan(purpose, model, prompt_version, tuple(c.item_id for c in pending), cached,
+                skipped, waiting, estimate)
+
+
+@dataclass(slots=True)
+class RunSummary:
+    """What a run did; ``stopped`` says why it ended early, if it did."""
+
+    plan: Plan
+    price: Price | None
+    done: int = 0
+    failed: int = 0
+    errors: int = 0
+    usage: Usage = field(default_factory=Usage)
+    stopped: str | None = None
+    problems: list[str] = field(default_factory=list)
+
+    def count(self, outcome: Outcome[Any]) -> None:
+        self.usage.add(outcome.usage)
+        if outcome.problem is None:
+            self.done += 1
+        else:
+            self.failed += 1
+            self.note(outcome.problem)
+
+    def note(self, problem: str) -> None:
+        if len(self.problems) < SHOWN_PROBLEMS:
+            self.problems.append(problem)
+
+    @property
+    def finished(self) -> int:
+        return self.done + self.failed + self.errors
+
+    def text(self) -> str:
+        lines = [f"{self.plan.rater}: {self.done:,} done, {self.plan.cached:,} already cached, "
+                 f"{self.failed:,} failed (raw answer kept), {self.errors:,} calls not answered "
+                 f"(a new run retries them)",
+                 f"tokens: {self.usage.input_tokens:,} in, {self.usage.output_tokens:,} out; "
+                 f"cost {dollars(self.usage.cost(self.price))}"]
+        lines += [f"  problem: {problem}" for problem in self.problems]
+        if self.stopped:
+            lines.append(f"stopped early: {self.stopped}")
+        return "\n".join(lines)
+
+
+def run(client: "anthropic.Anthropic", plan: Plan, jobs: Iterator[Job[T]],
+        store: Callable[[Job[T], Outcome[T]], None], price: Price | None,
+        concurrency: int = DEFAULT_CONCURRENCY, task: Task | None = None) -> RunSummary:
+    """Ask about every job, ``concurrency`` calls at a time, storing each answer as it comes.
+
+    Cancelling (or Ctrl+C) stops new calls; answers already on their way are still stored.
+    Rejected credentials stop the run at once; so do :data:`STOP_AFTER_ERRORS` failures in a
+    row.
+    """
+    if concurrency < 1:
+        raise ValueError("concurrency must be at least 1")
+    task = task or Task()
+    summary = RunSummary(plan, price)
+    total = len(plan.pending)
+    running: dict[Future[Outcome[T]], Job[T]] = {}
+    in_a_row = 0
+    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="judge") as pool:
+        while True:
+            while summary.stopped is None and len(running) < concurrency:
+                job = next(jobs, None)
+                if job is None:
+                    break
+                running[pool.submit(ask_checked, client, plan.model, job.request, job.read)] = job
+            if not running:
+                break
+            try:
+                finished, _ = wait(running, timeout=0.25, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    job = running.pop(future)
+                    try:
+                        outcome = future.result()
+                    except CredentialsError as exc:
+                        summary.stopped = str(exc)
+                        continue
+                    except CallError as exc:
+                        summary.errors += 1
+                        summary.note(f"{job.item_id}: {exc}")
+                        in_a_row += 1
+                        if in_a_row >= STOP_AFTER_ERRORS and summary.stopped is None:
+                            summary.stopped = f"{in_a_row} calls in a row failed; the last: {exc}"
+                        continue
+                    in_a_row = 0
+                    store(job, outcome)
+                    summary.count(outcome)
+                task.report(summary.finished, total, f"asking {plan.model}")
+            except Cancelled:
+                summary.stopped = summary.stopped or "cancelled"
+            except KeyboardInterrupt:
+                summary.stopped = summary.stopped or "interrupted"
+    return summary

@@ -1,0 +1,38 @@
+"""Which items a judge run covers: a report-style filter, a limit, and whether to retry
+answers that failed before."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from physgrade.report.options import ReportFilter
+
+#: The filter facets that select responses (the rest choose raters, which a run does not).
+RESPONSE_FACETS = {"models": "r.model", "topics": "q.topic", "kinds": "q.kind",
+                   "bloom": "q.bloom_cognitive"}
+QUESTION_FACETS = {key: column for key, column in RESPONSE_FACETS.items() if key != "models"}
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    filter: ReportFilter = field(default_factory=ReportFilter)
+    limit: int | None = None
+    retry_failed: bool = False
+
+    def where(self, questions_only: bool = False) -> tuple[str, list[str]]:
+        """An SQL condition over ``r`` (responses) and ``q`` (questions), and its parameters."""
+        facets = QUESTION_FACETS if questions_only else RESPONSE_FACETS
+        refused = [name for name in ("judges", "graders", *RESPONSE_FACETS)
+                   if getattr(self.filter, name) and name not in facets]
+        if refused:
+            raise ValueError(f"a judge run cannot be narrowed by {', '.join(refused)}; use "
+                             f"{', '.join(facets)}")
+        if self.limit is not None and self.limit < 1:
+            raise ValueError("--limit must be at least 1")
+        terms, params = ["1"], []
+        for name, column in facets.items():
+            values = sorted(getattr(self.filter, name))
+            if values:
+                terms.append(f"{column} IN ({', '.join('?' * len(values))})")
+                params += values
+        return " AND ".join(terms), params

@@ -1,0 +1,119 @@
+"""The tools a judge must answer through, built from the rubric, and the checks of its answers.
+
+Forcing a tool call makes the model fill in a JSON schema instead of writing prose; the schema
+already carries each criterion's range, and :func:`read_scores` checks the answer against the
+rubric anyway, because a schema is advice to the model, not a guarantee.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from physgrade.rubric import Rubric, ScoreError
+from physgrade.taxonomy import BLOOM_COGNITIVE, BLOOM_KNOWLEDGE
+
+SCORE_TOOL = "record_scores"
+BLOOM_TOOL = "record_bloom"
+
+
+class InvalidOutput(ValueError):
+    """A model answer that does not fit the tool; the message says what to fix."""
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """A judge's scores (None: N/A), its rationale per criterion and an overall remark."""
+
+    scores: dict[str, int | None]
+    rationale: dict[str, str]
+    comment: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class BloomSuggestion:
+    cognitive: str
+    knowledge: str
+    rationale: str | None
+
+
+def score_tool(rubric: Rubric, multiple_choice: bool) -> dict[str, Any]:
+    """The ``record_scores`` tool for one rubric: one integer and one rationale per criterion."""
+    properties: dict[str, Any] = {}
+    for criterion in rubric.criteria:
+        allowed = criterion.allowed_values(multiple_choice)
+        score: dict[str, Any] = {"type": ["integer", "null"] if criterion.allows_na else "integer"}
+        if allowed != tuple(range(criterion.maximum + 1)):
+            score["enum"] = [*allowed, None] if criterion.allows_na else list(allowed)
+        else:
+            score |= {"minimum": 0, "maximum": criterion.maximum}
+        na = " null means not applicable." if criterion.allows_na else ""
+        properties[criterion.key] = {
+            "type": "object",
+            "description": f"{criterion.name}: {criterion.help}{na}",
+            "properties": {"score": score,
+                           "rationale": {"type": "string",
+                                         "description": "One or two sentences; name the error "
+                                                        "when points are withheld."}},
+            "required": ["score", "rationale"],
+        }
+    properties["comment"] = {"type": "string", "description": "Optional overall remark."}
+    return {"name": SCORE_TOOL,
+            "description": f"Record the {rubric.title} score of every criterion of the response.",
+            "input_schema": {"type": "object", "properties": properties,
+                             "required": list(rubric.keys)}}
+
+
+def read_scores(rubric: Rubric, multiple_choice: bool, answer: object) -> Verdict:
+    """The verdict in a ``record_scores`` input, checked against the rubric."""
+    if not isinstance(answer, dict):
+        raise InvalidOutput(f"the answer must be an object with {', '.join(rubric.keys)}")
+    unknown = sorted(set(answer) - set(rubric.keys) - {"comment"})
+    if unknown:
+        raise InvalidOutput(f"{', '.join(unknown)} not in the {rubric.title} rubric "
+                            f"({', '.join(rubric.keys)})")
+    scores: dict[str, int | None] = {}
+    rationale: dict[str, str] = {}
+    for key in rubric.keys:
+        if key not in answer:
+            raise InvalidOutput(f"criterion {key} is missing")
+        entry = answer[key]
+        if not isinstance(entry, dict) or "score" not in entry:
+            raise InvalidOutput(f"{key} must be an object with a score and a rationale")
+        try:
+            scores[key] = rubric.validate_one(key, entry["score"], multiple_choice)
+        except ScoreError as exc:
+            raise InvalidOutput(str(exc)) from None
+        text = entry.get("rationale")
+        if isinstance(text, str) and text.strip():
+            rationale[key] = text.strip()
+    comment = answer.get("comment")
+    return Verdict(scores, rationale,
+                   comment.strip() if isinstance(comment, str) and comment.strip() else None)
+
+
+def bloom_tool() -> dict[str, Any]:
+    """The ``record_bloom`` tool: one cognitive level and one knowledge type."""
+    return {"name": BLOOM_TOOL,
+            "description": "Record the Bloom's taxonomy classification of the question.",
+            "input_schema": {"type": "object", "properties": {
+                "cognitive": {"type": "string", "enum": list(BLOOM_COGNITIVE)},
+                "knowledge": {"type": "string", "enum": list(BLOOM_KNOWLEDGE)},
+                "rationale": {"type": "string", "description": "One or two sentences."}},
+                "required": ["cognitive", "knowledge", "rationale"]}}
+
+
+def read_bloom(answer: object) -> BloomSuggestion:
+    """The labels in a ``record_bloom`` input, checked against the vocabularies."""
+    if not isinstance(answer, dict):
+        raise InvalidOutput("the answer must be an object with cognitive and knowledge")
+    found = {}
+    for field, vocabulary in (("cognitive", BLOOM_COGNITIVE), ("knowledge", BLOOM_KNOWLEDGE)):
+        value = answer.get(field)
+        if value not in vocabulary:
+            raise InvalidOutput(f"{field} must be one of {', '.join(vocabulary)}, not {value!r}")
+        found[field] = value
+    rationale = answer.get("rationale")
+    return BloomSuggestion(found["cognitive"], found["knowledge"],
+                           rationale.strip() if isinstance(rationale, str) and rationale.strip()
+                           else None)

@@ -1,0 +1,204 @@
+"""P-REFS verdicts from a language model: the request for a response, and storing the answer.
+
+A verdict is identified by response, judge model and prompt version (the rater is the model
+under that version), so asking again for a stored verdict is never needed. Problem-solving
+responses that follow the three-part template are sent part by part; the others whole, to be
+read holistically; conceptual questions use their own rubric.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterator
+
+from physgrade.judge.client import Outcome, Request
+from physgrade.judge.pricing import Price
+from physgrade.judge.prompts import Prompts
+from physgrade.judge.runner import Candidate, Job, Plan, RunSummary, make_plan, run
+from physgrade.judge.scope import Scope
+from physgrade.judge.tools import Verdict, read_scores, score_tool
+from physgrade.project import Project, now_iso
+from physgrade.rubric import CONCEPTUAL, PREFS, Rubric, rubric_for_kind
+from physgrade.tasks import Task
+from physgrade.template import from_stored, section_text
+
+if TYPE_CHECKING:
+    import anthropic
+
+PURPOSE = "verdicts"
+TEMPLATES = ("system.md", "prefs_criteria.md", "problem_parts.md", "problem_holistic.md",
+             "conceptual.md", "multiple_choice.md")
+#: How a response is put to the judge.
+PARTS, HOLISTIC, CONCEPTUAL_MODE = "parts", "holistic", "conceptual"
+#: Output tokens a verdict takes, roughly (a rationale per criterion).
+OUTPUT_TOKENS = {PREFS.key: 450, CONCEPTUAL.key: 300}
+_CHUNK = 500
+
+
+def prompt_version(prompts: Prompts) -> str:
+    """The version of the grading prompts: their texts and every tool schema they use."""
+    return prompts.version("prefs", TEMPLATES, *(score_tool(rubric, choice)
+                                                 for rubric in (PREFS, CONCEPTUAL)
+                                                 for choice in (False, True)))
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """What a verdict request is built from: a response and its question."""
+
+    response_id: str
+    response: str
+    sections: bytes | None
+    compliant: bool
+    kind: str
+    question: str
+    options: dict[str, str] | None
+    answer: str | None
+    unit: str | None
+    reference_solution: str | None
+
+    @property
+    def rubric(self) -> Rubric:
+        return rubric_for_kind(self.kind)
+
+    @property
+    def mode(self) -> str:
+        if self.kind == "conceptual":
+            return CONCEPTUAL_MODE
+        return PARTS if self.compliant and self.sections is not None else HOLISTIC
+
+    def reference_answer(self) -> str:
+        answer = (self.answer or "").strip()
+        if self.options and answer in self.options:
+            return f"{answer}. {self.options[answer]}"
+        if self.unit and answer and self.unit not in answer:
+            return f"{answer} {self.unit}"
+        return answer or "(none given: judge the final answer from the physics)"
+
+
+def request_for(prompts: Prompts, item: Item) -> Request:
+    """The grading request for one response."""
+    rubric, multiple_choice = item.rubric, bool(item.options)
+    values = {"question": item.question,
+              "options": prompts.options_block(item.options, rubric.criterion("ANS").maximum),
+              "reference_solution": item.reference_solution or "(none given)",
+              "reference_answer": item.reference_answer()}
+    if item.mode != CONCEPTUAL_MODE:
+        values["criteria"] = prompts.texts["prefs_criteria.md"]
+    if item.mode == PARTS:
+        parsed = from_stored(item.response, item.sections or b"")
+        prompt = prompts.fill("problem_parts.md", **values,
+                              formulation=section_text(item.response, parsed.formulation),
+                              solution=section_text(item.response, parsed.solution),
+                              final_answer=section_text(item.response, parsed.final_answer))
+    else:
+        name = "conceptual.md" if item.mode == CONCEPTUAL_MODE else "problem_holistic.md"
+        prompt = prompts.fill(name, **values, response=item.response)
+    return Request(prompts.texts["system.md"], prompt, score_tool(rubric, multiple_choice))
+
+
+def plan(project: Project, model: str, prompts: Prompts, scope: Scope = Scope(),
+         price: Price | None = None, batch: bool = False) -> Plan:
+    """Which responses in scope still need a verdict from ``model`` under these prompts."""
+    version = prompt_version(prompts)
+    where, params = scope.where()
+    conn = project.conn
+    candidates = [Candidate(rid, size, OUTPUT_TOKENS[rubric_for_kind(kind).key])
+                  for rid, size, kind in conn.execute(
+                      "SELECT r.id, length(r.response) + length(q.question) + "
+                      "coalesce(length(q.reference_solution), 0) + "
+                      "coalesce(length(q.options), 0), q.kind FROM responses r "
+                      f"JOIN questions q ON q.id = r.question_id WHERE {where} "
+                      "ORDER BY r.question_id, r.model, r.id", params)]
+    status = stored(project, model, version)
+    done = {rid for rid, state in status.items() if state == "ok"}
+    failed = set(status) - done
+    overhead = sum(len(prompts.texts[name]) for name in ("system.md", "prefs_criteria.md",
+                                                         "problem_parts.md")) \
+        + len(json.dumps(score_tool(PREFS, False)))
+    return make_plan(PURPOSE, model, version, candidates, done, failed,
+                     waiting_in_batches(project, PURPOSE, model, version), scope.retry_failed,
+                     scope.limit, overhead, price, batch)
+
+
+def stored(project: Project, model: str, version: str) -> dict[str, str]:
+    """The status (ok or failed) of each verdict ``model`` gave under ``version``."""
+    return dict(project.conn.execute(
+        "SELECT a.response_id, a.status FROM assessments a JOIN raters t ON t.id = a.rater_id "
+        "WHERE t.name = ? AND t.prompt_version = ? AND t.kind = 'llm'", (model, version)))
+
+
+def waiting_in_batches(project: Project, purpose: str, model: str, version: str) -> set[str]:
+    """Items in submitted batches whose results have not been stored yet."""
+    return {item for (item,) in project.conn.execute(
+        "SELECT i.item_id FROM judge_batch_items i JOIN judge_batches b ON b.id = i.batch_id "
+        "WHERE b.ingested_at IS NULL AND b.purpose = ? AND b.model = ? AND b.prompt_version = ?",
+        (purpose, model, version))}
+
+
+def items(project: Project, response_ids: tuple[str, ...]) -> Iterator[Item]:
+    """The responses, in the order given, read a few hundred at a time."""
+    for start in range(0, len(response_ids), _CHUNK):
+        chunk = response_ids[start : start + _CHUNK]
+        rows = {row[0]: row for row in project.conn.execute(
+            "SELECT r.id, r.response, r.sections, r.compliant, q.kind, q.question, q.options, "
+            "q.answer, q.unit, q.reference_solution FROM responses r JOIN questions q "
+            f"ON q.id = r.question_id WHERE r.id IN ({', '.join('?' * len(chunk))})", chunk)}
+        for rid in chunk:
+            if rid in rows:
+                row = rows[rid]
+                yield Item(row[0], row[1], row[2], bool(row[3]), row[4], row[5],
+                           json.loads(row[6]) if row[6] else None, *row[7:])
+
+
+def jobs(project: Project, prompts: Prompts, response_ids: tuple[str, ...]) -> Iterator[Job[Verdict]]:
+    for item in items(project, response_ids):
+        rubric, multiple_choice = item.rubric, bool(item.options)
+        yield Job(item.response_id, request_for(prompts, item),
+                  lambda answer, r=rubric, m=multiple_choice: read_scores(r, m, answer))
+
+
+def store(project: Project, model: str, version: str, response_id: str,
+          outcome: Outcome[Verdict], batch_id: str | None = None) -> bool:
+    """Commit one verdict (or its failure, with the raw answer); a stored good verdict is kept
+    as it is. Returns whether anything was written."""
+    rubric, _ = project.response_rubric(response_id)
+    extra = {"input_tokens": outcome.usage.input_tokens,
+             "output_tokens": outcome.usage.output_tokens, "attempts": outcome.attempts}
+    if batch_id:
+        extra["batch"] = batch_id
+    stamp = now_iso()
+    with project.transaction():
+        rater = project.rater_id(model, "llm", version)
+        previous = project.conn.execute(
+            "SELECT status FROM assessments WHERE rater_id = ? AND response_id = ? AND rubric = ?",
+            (rater, response_id, rubric.key)).fetchone()
+        if previous is not None and previous[0] == "ok":
+            return False
+        verdict = outcome.result
+        project.conn.execute(
+            "INSERT INTO assessments (rater_id, response_id, rubric, comment, raw, status, "
+            "assessed_at, extra) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
+            "comment = excluded.comment, raw = excluded.raw, status = excluded.status, "
+            "assessed_at = excluded.assessed_at, extra = excluded.extra",
+            (rater, response_id, rubric.key,
+             verdict.comment if verdict else outcome.problem, outcome.raw,
+             "ok" if verdict else "failed", stamp, json.dumps(extra)))
+        if verdict is not None:
+            project.conn.executemany(
+                "INSERT INTO scores (rater_id, response_id, rubric, criterion, value, note, "
+                "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(rater, response_id, rubric.key, key, value, verdict.rationale.get(key), stamp)
+                 for key, value in verdict.scores.items()])
+    return True
+
+
+def judge(project: Project, client: "anthropic.Anthropic", plan: Plan, prompts: Prompts,
+          price: Price | None, concurrency: int, task: Task | None = None) -> RunSummary:
+    """Ask ``plan.model`` for every pending verdict, committing each as it arrives."""
+    if prompt_version(prompts) != plan.prompt_version:
+        raise ValueError("the prompts changed since the run was planned; plan it again")
+    return run(client, plan, jobs(project, prompts, plan.pending),
+               lambda job, outcome: store(project, plan.model, plan.prompt_version, job.item_id,
+                                          outcome), price, concurrency, task)
