@@ -136,20 +136,20 @@ def cmd_report(args: argparse.Namespace) -> None:
 def _judge_run(args: argparse.Namespace, purpose: str, noun: str) -> None:
     """What ``judge`` and ``bloom-suggest`` share: plan, then dry run, batch or direct run."""
     # Imported here: the anthropic client is for judge runs only.
-    from physgrade.judge import batches, bloom, verdicts
+    from physgrade.judge import batches
     from physgrade.judge.client import connect
     from physgrade.judge.pricing import price_for
     from physgrade.judge.prompts import Prompts
+    from physgrade.judge.purposes import PURPOSES, run_plan
     from physgrade.judge.scope import Scope
     from physgrade.report.options import ReportFilter
 
-    module = verdicts if purpose == verdicts.PURPOSE else bloom
     prompts = Prompts.load(args.prompts)
     price = price_for(args.model, args.price_in, args.price_out)
     scope = Scope(ReportFilter.parse(args.filter or []), args.limit,
                   getattr(args, "retry_failed", False))
     with Project.open(args.db) as project:
-        plan = module.plan(project, args.model, prompts, scope, price, args.batch)
+        plan = PURPOSES[purpose].plan(project, args.model, prompts, scope, price, args.batch)
         print(f"{noun} with {plan.text()}")
         if args.dry_run:
             print("dry run: nothing was sent")
@@ -165,8 +165,7 @@ def _judge_run(args: argparse.Namespace, purpose: str, noun: str) -> None:
                       f"{', '.join(ids)}\ncollect the results with: physgrade judge-status "
                       f"{args.db}")
                 return
-            run = verdicts.judge if module is verdicts else bloom.suggest
-            summary = run(project, client, plan, prompts, price, args.concurrency, task)
+            summary = run_plan(project, client, plan, prompts, price, args.concurrency, task)
     print(summary.text())
     if summary.stopped in ("cancelled", "interrupted"):
         raise Cancelled()

@@ -14,6 +14,7 @@ from fake_anthropic import FakeAnthropic, Fault
 from physgrade.judge import verdicts
 from physgrade.judge.client import connect
 from physgrade.judge.pricing import price_for
+from physgrade.judge.purposes import run_plan
 from physgrade.judge.prompts import PromptError, Prompts, defuse
 from physgrade.judge.runner import STOP_AFTER_ERRORS
 from physgrade.judge.scope import Scope
@@ -41,7 +42,7 @@ def prompts() -> Prompts:
 
 def run(project, prompts, concurrency=2, scope=Scope(), **client_options):
     plan = verdicts.plan(project, MODEL, prompts, scope, price_for(MODEL))
-    summary = verdicts.judge(project, connect(**client_options), plan, prompts, price_for(MODEL),
+    summary = run_plan(project, connect(**client_options), plan, prompts, price_for(MODEL),
                              concurrency)
     return plan, summary
 
@@ -185,7 +186,7 @@ def test_two_malformed_answers_are_kept_raw_as_a_failed_verdict(loaded, prompts,
     assert plan.failed_before == 1 and plan.pending[0] != "r-1"
     retry = verdicts.plan(loaded, MODEL, prompts, Scope(limit=1, retry_failed=True))
     assert retry.pending == ("r-1",)
-    verdicts.judge(loaded, connect(), retry, prompts, None, 1)
+    run_plan(loaded, connect(), retry, prompts, None, 1)
     assert verdict_rows(loaded)["r-1"][0] == "ok"
 
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable
 
-from physgrade.judge import bloom, verdicts
 from physgrade.judge.client import (CallError, CredentialsError, Outcome, Reply, api_message, ask,
                                     checked)
 from physgrade.judge.prompts import Prompts
-from physgrade.judge.runner import Job, Plan
+from physgrade.judge.purposes import PURPOSES
+from physgrade.judge.runner import Plan
 from physgrade.project import Project, now_iso
 from physgrade.tasks import Task
 
@@ -27,19 +27,6 @@ if TYPE_CHECKING:
 #: Kept well inside the API's limits (100,000 requests and 256 MB per batch).
 MAX_REQUESTS = 10_000
 MAX_BYTES = 150_000_000
-
-
-@dataclass(frozen=True, slots=True)
-class _Purpose:
-    version: Callable[[Prompts], str]
-    jobs: Callable[[Project, Prompts, tuple[str, ...]], Iterator[Job[Any]]]
-    store: Callable[..., bool]
-    stored: Callable[[Project, str, str], dict[str, str]]
-
-
-_PURPOSES = {verdicts.PURPOSE: _Purpose(verdicts.prompt_version, verdicts.jobs, verdicts.store,
-                                        verdicts.stored),
-             bloom.PURPOSE: _Purpose(bloom.prompt_version, bloom.jobs, bloom.store, bloom.stored)}
 
 
 @dataclass(slots=True)
@@ -72,7 +59,7 @@ def submit(project: Project, client: "anthropic.Anthropic", plan: Plan, prompts:
            task: Task | None = None) -> list[str]:
     """Submit every pending item of ``plan`` in as few batches as the limits allow; returns
     the batch ids (each recorded in the project as soon as the API accepts it)."""
-    purpose = _PURPOSES[plan.purpose]
+    purpose = PURPOSES[plan.purpose]
     if purpose.version(prompts) != plan.prompt_version:
         raise ValueError("the prompts changed since the run was planned; plan it again")
     task = task or Task()
@@ -147,7 +134,7 @@ def batch_history(project: Project) -> list[BatchState]:
 
 def _ingest(project: Project, client: "anthropic.Anthropic", prompts: Prompts,
             state: BatchState, task: Task) -> None:
-    purpose = _PURPOSES[state.purpose]
+    purpose = PURPOSES[state.purpose]
     items = dict(project.conn.execute("SELECT custom_id, item_id FROM judge_batch_items "
                                       "WHERE batch_id = ?", (state.id,)))
     already = purpose.stored(project, state.model, state.prompt_version)

@@ -9,20 +9,16 @@ again.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Iterator
+from typing import Iterator
 
 from physgrade.judge.client import Outcome, Request
 from physgrade.judge.pricing import Price
 from physgrade.judge.prompts import Prompts
-from physgrade.judge.runner import Candidate, Job, Plan, RunSummary, make_plan, run
+from physgrade.judge.runner import Candidate, Job, Plan, make_plan
 from physgrade.judge.scope import Scope
 from physgrade.judge.tools import BloomSuggestion, bloom_tool, read_bloom
 from physgrade.judge.verdicts import waiting_in_batches
 from physgrade.project import Project
-from physgrade.tasks import Task
-
-if TYPE_CHECKING:
-    import anthropic
 
 PURPOSE = "bloom"
 TEMPLATES = ("bloom_system.md", "bloom.md", "multiple_choice.md")
@@ -94,13 +90,3 @@ def store(project: Project, model: str, version: str, question_id: str,
     project.set_bloom_label(question_id, model, suggestion.cognitive, suggestion.knowledge,
                             kind="llm", prompt_version=version, extra=extra)
     return True
-
-
-def suggest(project: Project, client: "anthropic.Anthropic", plan: Plan, prompts: Prompts,
-            price: Price | None, concurrency: int, task: Task | None = None) -> RunSummary:
-    """Ask ``plan.model`` for the Bloom labels of every pending question."""
-    if prompt_version(prompts) != plan.prompt_version:
-        raise ValueError("the prompts changed since the run was planned; plan it again")
-    return run(client, plan, jobs(project, prompts, plan.pending),
-               lambda job, outcome: store(project, plan.model, plan.prompt_version, job.item_id,
-                                          outcome), price, concurrency, task)

@@ -69,3 +69,8 @@ def dollars(amount: float | None) -> str:
     if amount is None:
         return "unknown (no price for this model; give --price-in and --price-out)"
     return f"${amount:,.2f}" if amount >= 0.1 else f"${amount:,.4f}"
+
+
+def known_models() -> list[str]:
+    """The model names the price table knows, for suggestions."""
+    return sorted(_table())

@@ -10,21 +10,17 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator
+from typing import Iterator
 
 from physgrade.judge.client import Outcome, Request
 from physgrade.judge.pricing import Price
 from physgrade.judge.prompts import Prompts
-from physgrade.judge.runner import Candidate, Job, Plan, RunSummary, make_plan, run
+from physgrade.judge.runner import Candidate, Job, Plan, make_plan
 from physgrade.judge.scope import Scope
 from physgrade.judge.tools import Verdict, read_scores, score_tool
 from physgrade.project import Project, now_iso
 from physgrade.rubric import CONCEPTUAL, PREFS, Rubric, rubric_for_kind
-from physgrade.tasks import Task
 from physgrade.template import from_stored, section_text
-
-if TYPE_CHECKING:
-    import anthropic
 
 PURPOSE = "verdicts"
 TEMPLATES = ("system.md", "prefs_criteria.md", "problem_parts.md", "problem_holistic.md",
@@ -192,13 +188,3 @@ def store(project: Project, model: str, version: str, response_id: str,
                 [(rater, response_id, rubric.key, key, value, verdict.rationale.get(key), stamp)
                  for key, value in verdict.scores.items()])
     return True
-
-
-def judge(project: Project, client: "anthropic.Anthropic", plan: Plan, prompts: Prompts,
-          price: Price | None, concurrency: int, task: Task | None = None) -> RunSummary:
-    """Ask ``plan.model`` for every pending verdict, committing each as it arrives."""
-    if prompt_version(prompts) != plan.prompt_version:
-        raise ValueError("the prompts changed since the run was planned; plan it again")
-    return run(client, plan, jobs(project, prompts, plan.pending),
-               lambda job, outcome: store(project, plan.model, plan.prompt_version, job.item_id,
-                                          outcome), price, concurrency, task)

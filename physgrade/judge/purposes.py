@@ -1,0 +1,48 @@
+"""What a judge can be asked for, and running a planned job of either kind.
+
+Each purpose (P-REFS verdicts, Bloom suggestions) says how its prompt version is derived, how
+its requests are built and how its answers are stored; the runner and the batches need nothing
+else, so a further purpose (such as judging duplicate pairs) plugs in here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Iterator
+
+from physgrade.judge import bloom, verdicts
+from physgrade.judge.pricing import Price
+from physgrade.judge.prompts import Prompts
+from physgrade.judge.runner import Job, Plan, RunSummary, run
+from physgrade.judge.scope import Scope
+from physgrade.project import Project
+from physgrade.tasks import Task
+
+if TYPE_CHECKING:
+    import anthropic
+
+
+@dataclass(frozen=True, slots=True)
+class Purpose:
+    version: Callable[[Prompts], str]
+    plan: Callable[[Project, str, Prompts, Scope, Price | None, bool], Plan]
+    jobs: Callable[[Project, Prompts, tuple[str, ...]], Iterator[Job[Any]]]
+    store: Callable[..., bool]
+    stored: Callable[[Project, str, str], dict[str, str]]
+
+
+PURPOSES = {verdicts.PURPOSE: Purpose(verdicts.prompt_version, verdicts.plan, verdicts.jobs,
+                                      verdicts.store, verdicts.stored),
+            bloom.PURPOSE: Purpose(bloom.prompt_version, bloom.plan, bloom.jobs, bloom.store,
+                                   bloom.stored)}
+
+
+def run_plan(project: Project, client: "anthropic.Anthropic", plan: Plan, prompts: Prompts,
+             price: Price | None, concurrency: int, task: Task | None = None) -> RunSummary:
+    """Ask ``plan.model`` about every pending item, committing each answer as it arrives."""
+    purpose = PURPOSES[plan.purpose]
+    if purpose.version(prompts) != plan.prompt_version:
+        raise ValueError("the prompts changed since the run was planned; plan it again")
+    return run(client, plan, purpose.jobs(project, prompts, plan.pending),
+               lambda job, outcome: purpose.store(project, plan.model, plan.prompt_version,
+                                                  job.item_id, outcome), price, concurrency, task)
