@@ -140,3 +140,19 @@ def wait_for(qtbot, worker, outcome: str, timeout_ms: int = 10_000) -> None:
     assert worker is not None, "nothing was started"
     with qtbot.waitSignal(getattr(worker, outcome), timeout=timeout_ms):
         pass
+
+
+#: The API key the judge tests use; it must never be written anywhere.
+TEST_KEY = "sk-ant-test-0123456789-secret"
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    """The loopback Messages API (tests/fake_anthropic.py), with the real client pointed at it
+    through ANTHROPIC_BASE_URL and a key in ANTHROPIC_API_KEY."""
+    from fake_anthropic import FakeAnthropic
+
+    with FakeAnthropic() as server:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_KEY)
+        yield server

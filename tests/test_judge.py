@@ -10,7 +10,7 @@ import time
 import pytest
 
 from conftest import PREFS_FULL
-from fake_anthropic import FakeAnthropic, Fault
+from fake_anthropic import Fault
 from physgrade.judge import verdicts
 from physgrade.judge.client import connect
 from physgrade.judge.pricing import price_for
@@ -25,14 +25,6 @@ from physgrade.rubric import CONCEPTUAL, PREFS
 MODEL = "claude-haiku-4-5"
 BAD = {key: {"score": 1, "rationale": "fine"} for key in PREFS.keys} | {
     "ANS": {"score": 7, "rationale": "way off the scale"}}
-
-
-@pytest.fixture
-def fake(monkeypatch):
-    with FakeAnthropic() as server:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-        yield server
 
 
 @pytest.fixture(scope="module")

@@ -9,25 +9,16 @@ import subprocess
 import sys
 import time
 
-import pytest
 
-from fake_anthropic import FakeAnthropic, Fault
+from conftest import TEST_KEY as KEY
+from fake_anthropic import Fault
 from physgrade.cli import main
 from physgrade.judge import bloom, verdicts
 from physgrade.judge.prompts import Prompts
 from physgrade.project import Project
 
 MODEL = "claude-haiku-4-5"
-KEY = "sk-ant-test-0123456789-secret"
 DEMO_RESPONSES = 126
-
-
-@pytest.fixture
-def fake(monkeypatch):
-    with FakeAnthropic() as server:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-        yield server
 
 
 def judged(path, model=MODEL) -> dict[str, str]:

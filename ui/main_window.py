@@ -11,18 +11,20 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
-from PySide6.QtCore import QSize, QTimer
+from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (QDialog, QFileDialog, QHBoxLayout, QLabel, QListWidget,
                                QListWidgetItem, QMainWindow, QMessageBox, QStackedWidget, QWidget)
 
 import physgrade
 from physgrade.importer import ImportResult
+from physgrade.judge.runner import RunSummary
 from physgrade.project import Project, ProjectError
 from physgrade.grading import graders
 from physgrade.queries import QuestionDetail, project_info, question_detail, question_rows
 from physgrade_ui import grader, recent, transfer
 from physgrade_ui.help_overlay import HelpOverlay
+from physgrade_ui.judge_dialog import RunJudgeDialog
 from physgrade_ui.overview import OverviewPage
 from physgrade_ui.progress import run_with_outcome
 from physgrade_ui.questions import QuestionsPage
@@ -114,6 +116,7 @@ class MainWindow(QMainWindow):
                                              True)
         self.reports_action = self._action("&Reports", "Ctrl+4", partial(self.show_page, 3), True)
         self.grader_action = self._action("Change &Grader…", "Ctrl+G", self.choose_grader, True)
+        self.judge_action = self._action("&Run judge…", "Ctrl+Shift+J", self.run_judge, True)
         self.filter_action = self._action("&Search", keys.Find, self.focus_filter, True)
         self.refresh_action = self._action("&Refresh", keys.Refresh, self.refresh, True)
         self.shortcuts_action = self._action("&Keyboard Shortcuts", "F1", self.show_shortcuts)
@@ -135,6 +138,8 @@ class MainWindow(QMainWindow):
         view_menu.addAction(self.refresh_action)
         grading_menu = self.menuBar().addMenu("&Grading")
         grading_menu.addAction(self.grader_action)
+        judge_menu = self.menuBar().addMenu("&Judge")
+        judge_menu.addAction(self.judge_action)
         help_menu = self.menuBar().addMenu("&Help")
         help_menu.addActions([self.shortcuts_action, self.about_action])
 
@@ -269,6 +274,23 @@ class MainWindow(QMainWindow):
 
     def _question_detail(self, question_id: str) -> QuestionDetail | None:
         return question_detail(self.project, question_id) if self.project else None
+
+    # -- the judge --------------------------------------------------------------------------
+
+    def run_judge(self) -> RunJudgeDialog:
+        """The Run judge dialog, window-modal but not blocking (so tests and the event loop
+        go on); each finished run re-reads the pages."""
+        assert self.project is not None
+        dialog = RunJudgeDialog(self.project, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.judged.connect(self._judged)
+        dialog.open()
+        return dialog
+
+    def _judged(self, summary: RunSummary) -> None:
+        self.statusBar().showMessage(f"Judge {summary.plan.rater}: {summary.done:,} verdicts "
+                                     "stored", 6000)
+        self.refresh()
 
     # -- navigation -------------------------------------------------------------------------
 

@@ -1,0 +1,519 @@
+"""The Run judge dialog: choose a model and which responses to judge, see what it will cost,
+run it off the GUI thread, and see what it did.
+
+The estimate is the core's :func:`~physgrade.judge.verdicts.plan`, made on the GUI thread with
+the window's connection (it only reads, in a few indexed queries); the run itself is
+:func:`run_judge` (the core's :func:`~physgrade.judge.purposes.run_plan`) on a
+:class:`~physgrade_ui.workers.Worker` with a connection of its own. An API key typed here
+lives in the line edit and the run's arguments only: it is never written to the settings, the
+project or a log.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import partial
+from pathlib import Path
+
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QCloseEvent
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFormLayout,
+                               QFrame, QGridLayout, QHBoxLayout, QLabel, QLineEdit, QMessageBox,
+                               QProgressBar, QPushButton, QSizePolicy, QSpinBox, QVBoxLayout,
+                               QWidget)
+
+from physgrade.judge import verdicts
+from physgrade.judge.client import connect
+from physgrade.judge.pricing import Price, dollars, known_models, price_for
+from physgrade.judge.purposes import run_plan
+from physgrade.judge.prompts import PromptError, Prompts
+from physgrade.judge.runner import DEFAULT_CONCURRENCY, Plan, RunSummary
+from physgrade.judge.scope import Scope
+from physgrade.project import Project
+from physgrade.report.options import ReportFilter, report_choices
+from physgrade.tasks import Task
+from physgrade_ui import style
+from physgrade_ui.widgets import FacetButton, label
+from physgrade_ui.workers import Worker
+
+DEFAULT_MODEL = "claude-haiku-4-5"
+MAX_CONCURRENCY = 32
+MAX_LIMIT = 1_000_000
+#: The estimate waits for typing to pause this long (milliseconds) before planning again.
+ESTIMATE_DELAY_MS = 250
+#: The response facets a judge run can be narrowed by: ReportFilter field and button title.
+FACETS = (("models", "Model"), ("topics", "Topic"), ("kinds", "Kind"), ("bloom", "Bloom"))
+KEY_VARIABLE = "ANTHROPIC_API_KEY"
+BASE_URL_VARIABLE = "ANTHROPIC_BASE_URL"
+#: The house style has no look for disabled controls; without one a disabled Run button looks
+#: as pressable as ever, and a form locked during a run looks editable.
+DISABLED = (f"QPushButton:disabled, QPushButton:default:disabled, QToolButton:disabled, "
+            f"QComboBox:disabled, QSpinBox:disabled, QLineEdit:disabled {{ "
+            f"background: {style.BACKGROUND}; color: {style.MUTED}; border-color: {style.BORDER}; }}"
+            f" QLabel:disabled, QCheckBox:disabled {{ color: {style.MUTED}; }}")
+BANNER = ("QLabel {{ background: {background}; color: {color}; border: 1px solid {color}; "
+          "border-radius: 4px; padding: 8px 10px; }}")
+
+
+def run_judge(path: Path, plan: Plan, prompts: Prompts, price: Price | None, concurrency: int,
+              api_key: str | None, task: Task) -> RunSummary:
+    """Judge ``plan`` on the calling (worker) thread through a connection of its own; ``api_key``
+    None means the key in ``ANTHROPIC_API_KEY``."""
+    client = connect(api_key=api_key)
+    with Project.open(path) as project:
+        return run_plan(project, client, plan, prompts, price, concurrency, task)
+
+
+def plural(count: int, word: str) -> str:
+    return f"{count:,} {word}{'' if count == 1 else 's'}"
+
+
+def cost_text(amount: float | None, price: Price | None) -> str:
+    if amount is None or price is None:
+        return "cost unknown (no price for this model)"
+    if amount == 0:
+        return "nothing"
+    return f"{dollars(amount)} (at ${price.input:g} in, ${price.output:g} out per million tokens)"
+
+
+class Facts(QFrame):
+    """A card of name–value rows (the estimate, the last run), names muted, values selectable."""
+
+    def __init__(self, names: tuple[str, ...], parent: QWidget | None = None,
+                 name_width: int = 0) -> None:
+        super().__init__(parent)
+        self.setProperty("role", "card")
+        grid = QGridLayout(self)
+        grid.setContentsMargins(14, 10, 14, 10)
+        grid.setHorizontalSpacing(18)
+        grid.setVerticalSpacing(6)
+        grid.setColumnStretch(1, 1)
+        grid.setColumnMinimumWidth(0, name_width)  # cards one above the other line up
+        self.values: dict[str, QLabel] = {}
+        self._names: dict[str, QLabel] = {}
+        for row, name in enumerate(names):
+            title = label(name, "muted", self)
+            value = label("", None, self)
+            value.setWordWrap(True)
+            value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            grid.addWidget(title, row, 0, Qt.AlignmentFlag.AlignTop)
+            grid.addWidget(value, row, 1)
+            self._names[name], self.values[name] = title, value
+
+    def set(self, name: str, text: str | None) -> None:
+        """Show ``text`` against ``name``; None hides the row."""
+        self._names[name].setVisible(text is not None)
+        self.values[name].setVisible(text is not None)
+        self.values[name].setText(text or "")
+
+
+ESTIMATE_ROWS = ("Judge", "Calls to make", "Already done", "Failed before", "In batches",
+                 "Tokens", "Cost")
+SUMMARY_ROWS = ("Judge", "Stored", "Already done", "Failed", "Not answered", "Tokens", "Cost",
+                "Problems")
+
+
+class RunJudgeDialog(QDialog):
+    """Run an LLM judge on the responses of ``project``; ``judged`` carries each run's
+    :class:`RunSummary` once it has stored what it got, so the window can re-read its pages."""
+
+    judged = Signal(object)
+
+    def __init__(self, project: Project, parent: QWidget | None = None,
+                 prompts: Prompts | None = None) -> None:
+        super().__init__(parent)
+        self.project = project
+        self.plan: Plan | None = None
+        self.summary: RunSummary | None = None
+        self.worker: Worker | None = None
+        self._close_when_stopped = False
+        self.setWindowTitle("Run judge")
+        self.setMinimumWidth(620)
+        self.setStyleSheet(DISABLED)
+        try:
+            self.prompts: Prompts | None = prompts or Prompts.load()
+            self._prompt_problem = ""
+        except PromptError as exc:
+            self.prompts, self._prompt_problem = None, f"The judge prompts cannot be used: {exc}"
+
+        self.settings = QWidget(self)
+        form = QFormLayout(self.settings)
+        form.setContentsMargins(0, 0, 0, 0)
+        form.setHorizontalSpacing(14)
+        form.setVerticalSpacing(10)
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+
+        self.model = QComboBox(self.settings)
+        self.model.setEditable(True)
+        self.model.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+        self.model.addItems(known_models())
+        self.model.setCurrentText(DEFAULT_MODEL)
+        self.model.setToolTip("The model that judges: one of the priced models, or any other "
+                              "model name the API accepts")
+        self.model.lineEdit().setPlaceholderText("model name")
+        form.addRow(self._buddy("&Judge model", self.model), self.model)
+
+        facets = QHBoxLayout()
+        facets.setSpacing(6)
+        self.facets: dict[str, FacetButton] = {}
+        choices = report_choices(project)
+        for key, title in FACETS:
+            button = FacetButton(title, self.settings)
+            button.set_values(getattr(choices, key), frozenset())
+            button.changed.connect(self.schedule_estimate)
+            self.facets[key] = button
+            facets.addWidget(button)
+        form.addRow(label("Responses", None, self.settings), facets)
+
+        self.limit = QSpinBox(self.settings)
+        self.limit.setRange(0, MAX_LIMIT)
+        self.limit.setSpecialValueText("all")
+        self.limit.setSuffix(" responses")
+        self.limit.setGroupSeparatorShown(True)
+        self.limit.setToolTip("Judge at most this many of the responses still to do "
+                              "(0: all of them)")
+        form.addRow(self._buddy("&Limit", self.limit), self.limit)
+
+        self.retry_failed = QCheckBox("&Ask again where the judge's answer did not fit the "
+                                      "rubric", self.settings)
+        self.retry_failed.setToolTip("Responses whose earlier verdict from this model was kept "
+                                     "as failed are otherwise left alone")
+        form.addRow("", self.retry_failed)
+
+        self.concurrency = QSpinBox(self.settings)
+        self.concurrency.setRange(1, MAX_CONCURRENCY)
+        self.concurrency.setValue(DEFAULT_CONCURRENCY)
+        self.concurrency.valueChanged.connect(self._name_concurrency)
+        self._name_concurrency(DEFAULT_CONCURRENCY)
+        self.concurrency.setToolTip("More calls at a time finish sooner, until the API's rate "
+                                    "limits slow them down")
+        form.addRow(self._buddy("&Concurrency", self.concurrency), self.concurrency)
+
+        self.key: QLineEdit | None = None
+        if os.environ.get(KEY_VARIABLE):
+            form.addRow(label("API key", None, self.settings),
+                        label(f"from {KEY_VARIABLE}", "muted", self.settings))
+        else:
+            self.key = QLineEdit(self.settings)
+            self.key.setEchoMode(QLineEdit.EchoMode.Password)
+            self.key.setPlaceholderText("kept in memory for this run only, never saved")
+            self.key.setToolTip(f"Or set {KEY_VARIABLE} before starting physgrade")
+            self.key.textChanged.connect(self._show_state)
+            form.addRow(self._buddy("API &key", self.key), self.key)
+        endpoint = os.environ.get(BASE_URL_VARIABLE)
+        if endpoint:
+            shown = label(endpoint, "muted", self.settings)
+            shown.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            form.addRow(label("Endpoint", None, self.settings), shown)
+        for spin in (self.limit, self.concurrency):
+            spin.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
+            spin.setMinimumWidth(190)
+
+        name_width = max(self.fontMetrics().horizontalAdvance(name)
+                         for name in ESTIMATE_ROWS + SUMMARY_ROWS)
+        self.estimate = Facts(ESTIMATE_ROWS, self, name_width)
+        self.estimate_note = label("", "muted", self)
+        self.estimate_note.setWordWrap(True)
+        self.progress = QProgressBar(self)
+        self.progress.setTextVisible(False)
+        self.progress_text = label("", "muted", self)
+        self.stopped = label("", None, self)
+        self.stopped.setWordWrap(True)
+        self.stopped.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.summary_title = self._section("Last run")
+        self.summary_view = Facts(SUMMARY_ROWS, self, name_width)
+        self.error = label("", "error", self)
+        self.error.setWordWrap(True)
+        self.error.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+        buttons = QDialogButtonBox(self)
+        self.run_button = QPushButton("&Run", self)
+        self.run_button.setDefault(True)
+        self.run_button.clicked.connect(self.start)
+        self.cancel_button = QPushButton("Cancel run", self)
+        self.cancel_button.setAutoDefault(False)  # Enter must not stop a run by accident
+        self.cancel_button.clicked.connect(self.cancel)
+        self.close_button = QPushButton("Close", self)
+        self.close_button.setAutoDefault(False)
+        self.close_button.clicked.connect(self.reject)
+        buttons.addButton(self.run_button, QDialogButtonBox.ButtonRole.AcceptRole)
+        buttons.addButton(self.cancel_button, QDialogButtonBox.ButtonRole.ActionRole)
+        buttons.addButton(self.close_button, QDialogButtonBox.ButtonRole.RejectRole)
+
+        progress = QHBoxLayout()
+        progress.setSpacing(10)
+        progress.addWidget(self.progress, 1)
+        progress.addWidget(self.progress_text)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(20, 20, 20, 16)
+        layout.setSpacing(10)
+        layout.addWidget(self.settings)
+        layout.addSpacing(4)
+        layout.addWidget(self._section("Estimate"))
+        layout.addWidget(self.estimate)
+        layout.addWidget(self.estimate_note)
+        layout.addLayout(progress)
+        layout.addWidget(self.summary_title)
+        layout.addWidget(self.stopped)
+        layout.addWidget(self.summary_view)
+        layout.addWidget(self.error)
+        layout.addStretch(1)
+        layout.addWidget(buttons)
+
+        self.estimate_timer = QTimer(self)
+        self.estimate_timer.setSingleShot(True)
+        self.estimate_timer.setInterval(ESTIMATE_DELAY_MS)
+        self.estimate_timer.timeout.connect(self.update_estimate)
+        self.model.currentTextChanged.connect(self.schedule_estimate)
+        self.limit.valueChanged.connect(self.schedule_estimate)
+        self.retry_failed.toggled.connect(self.schedule_estimate)
+        for widget in (self.progress, self.progress_text, self.summary_title, self.stopped,
+                       self.summary_view, self.error, self.cancel_button):
+            widget.hide()
+        if parent is not None:
+            parent.installEventFilter(self)  # a window closing under a run waits for it
+        self.update_estimate()
+        self.model.setFocus()
+
+    def _name_concurrency(self, value: int) -> None:
+        self.concurrency.setSuffix(" call at a time" if value == 1 else " calls at a time")
+
+    def _section(self, text: str) -> QLabel:
+        title = label(text, "section", self)
+        title.setIndent(0)  # the role's padding would otherwise indent it off the cards' edge
+        return title
+
+    def _buddy(self, text: str, widget: QWidget) -> QLabel:
+        """A form label whose mnemonic (Alt+letter) moves the focus to ``widget``."""
+        title = label(text, None, self.settings)
+        title.setBuddy(widget)
+        return title
+
+    # -- what a run would do ----------------------------------------------------------------
+
+    def scope(self) -> Scope:
+        """The responses the form asks for."""
+        chosen = ReportFilter(**{key: button.chosen() for key, button in self.facets.items()})
+        return Scope(chosen, self.limit.value() or None, self.retry_failed.isChecked())
+
+    def model_name(self) -> str:
+        return self.model.currentText().strip()
+
+    def api_key(self) -> str | None:
+        """The key typed here, or None to use the environment's (read when the run starts)."""
+        if self.key is None:
+            return None
+        return self.key.text().strip() or None
+
+    def schedule_estimate(self) -> None:
+        """Plan again once the user pauses, not at every keystroke of a model name."""
+        self.estimate_timer.start()
+
+    def update_estimate(self) -> Plan | None:
+        """Plan the run the form asks for now and show what it would do and cost."""
+        self.estimate_timer.stop()
+        self.plan = self._make_plan()
+        plan = self.plan
+        if plan is None:
+            for name in ESTIMATE_ROWS:
+                self.estimate.set(name, "—" if name in ("Judge", "Calls to make") else None)
+        else:
+            estimate = plan.estimate
+            self.estimate.set("Judge", plan.rater)
+            self.estimate.set("Calls to make", f"{estimate.calls:,}")
+            self.estimate.set("Already done", f"{plan.cached:,}")
+            self.estimate.set("Failed before", (
+                f"{plan.failed_before:,} (not asked again unless the box above is ticked)"
+                if plan.failed_before else None))
+            self.estimate.set("In batches", (f"{plan.in_batches:,} waiting in submitted batches"
+                                             if plan.in_batches else None))
+            self.estimate.set("Tokens", f"about {estimate.input_tokens:,} in, "
+                                        f"{estimate.output_tokens:,} out")
+            self.estimate.set("Cost", ("about " if estimate.price else "")
+                              + cost_text(estimate.cost, estimate.price))
+        self._show_state()
+        return plan
+
+    def _make_plan(self) -> Plan | None:
+        model = self.model_name()
+        if self.prompts is None:
+            self._say(self._prompt_problem)
+            return None
+        if not model:
+            self._say("")
+            return None
+        try:
+            plan = verdicts.plan(self.project, model, self.prompts, self.scope(),
+                                 price_for(model))
+        except Exception as exc:  # a scope or project the core refuses: say why, stay open
+            self._say(f"Cannot estimate this run: {exc}")
+            return None
+        self._say("")
+        return plan
+
+    def _say(self, error: str) -> None:
+        self.error.setText(error)
+        self.error.setVisible(bool(error))
+
+    def _show_state(self) -> None:
+        """Run is enabled when there are calls to make and a key to make them with; nothing
+        can be changed while a run is under way."""
+        running = self.worker is not None
+        has_key = self.key is None or bool(self.key.text().strip())
+        to_do = self.plan is not None and bool(self.plan.pending)
+        self.run_button.setEnabled(not running and to_do and has_key)
+        self.settings.setEnabled(not running)
+        self.cancel_button.setVisible(running)
+        if running:
+            note = ""
+        elif self.model_name() == "":
+            note = "Enter the name of the model to judge with."
+        elif self.plan is not None and not self.plan.pending:
+            note = "Nothing to do: every response in scope has a verdict from this judge."
+        elif not has_key:
+            note = "Enter an API key to run."
+        else:
+            note = ""
+        self.estimate_note.setText(note)
+        self.estimate_note.setVisible(bool(note))
+
+    # -- the run ----------------------------------------------------------------------------
+
+    def start(self) -> Worker | None:
+        """Run the judge on what the form asks for now (planned afresh, so a change made in
+        the last quarter second counts)."""
+        if self.worker is not None:
+            return None
+        plan = self.update_estimate()
+        if plan is None or not plan.pending or not self.run_button.isEnabled():
+            return None
+        assert self.prompts is not None
+        operation = partial(run_judge, self.project.path, plan, self.prompts,
+                            plan.estimate.price, self.concurrency.value(), self.api_key())
+        self.worker = Worker(operation, self)
+        self.worker.progress.connect(self._show_progress)
+        self.worker.finished.connect(self._finished)
+        self.worker.failed.connect(self._failed)
+        self.worker.cancelled.connect(self._cancelled)
+        for outcome in (self.worker.finished, self.worker.failed, self.worker.cancelled):
+            outcome.connect(self._idle)
+        self._say("")
+        self.cancel_button.setText("Cancel run")
+        self.cancel_button.setEnabled(True)
+        self.progress.setRange(0, len(plan.pending))
+        self.progress.setValue(0)
+        self.progress_text.setText(f"0 of {len(plan.pending):,}")
+        self.progress.show()
+        self.progress_text.show()
+        self._show_state()
+        self.cancel_button.setFocus()
+        self.worker.start()
+        return self.worker
+
+    def cancel(self) -> None:
+        """Stop sending calls; the answers already on their way are still stored."""
+        if self.worker is None:
+            return
+        self.worker.cancel()
+        self.cancel_button.setText("Stopping…")
+        self.cancel_button.setEnabled(False)
+        self.progress_text.setText("stopping: storing the answers on their way…")
+
+    def _show_progress(self, done: int, total: int, stage: str) -> None:
+        self.progress.setRange(0, max(total, 0))
+        self.progress.setValue(min(done, total) if total > 0 else 0)
+        if self.cancel_button.isEnabled():  # "stopping…" stays until the run ends
+            self.progress_text.setText(f"{stage}: {done:,} of {total:,}" if total >= 0
+                                       else stage)
+
+    def _finished(self, summary: RunSummary) -> None:
+        self.summary = summary
+        self._show_summary(summary)
+        self.update_estimate()
+        self.judged.emit(summary)
+
+    def _failed(self, error: Exception) -> None:
+        self._say(f"The judge did not run: {error}")
+
+    def _cancelled(self) -> None:
+        self._say("The run was cancelled before it started.")
+
+    def _idle(self) -> None:
+        self.worker = None
+        self.progress.hide()
+        self.progress_text.hide()
+        self._show_state()
+        (self.run_button if self.run_button.isEnabled() else self.close_button).setFocus()
+        if self._close_when_stopped:
+            self._close_when_stopped = False
+            self.reject()
+
+    def _show_summary(self, summary: RunSummary) -> None:
+        view = self.summary_view
+        view.set("Judge", summary.plan.rater)
+        view.set("Stored", plural(summary.done, "verdict"))
+        view.set("Already done", f"{summary.plan.cached:,}")
+        view.set("Failed", f"{summary.failed:,} (the judge's answer did not fit the rubric; "
+                           "kept raw)" if summary.failed else "0")
+        view.set("Not answered", f"{summary.errors:,} (a new run asks again)" if summary.errors
+                 else "0")
+        view.set("Tokens", f"{summary.usage.input_tokens:,} in, "
+                           f"{summary.usage.output_tokens:,} out")
+        view.set("Cost", cost_text(summary.usage.cost(summary.price), summary.price))
+        view.set("Problems", "\n".join(summary.problems) if summary.problems else None)
+        self.summary_title.show()
+        view.show()
+        if summary.stopped:
+            cancelled = summary.stopped == "cancelled"
+            colour, background = ((style.WARN, style.WARN_BACKGROUND) if cancelled
+                                  else ("#b3261e", "#fbe9e7"))
+            self.stopped.setStyleSheet(BANNER.format(color=colour, background=background))
+            self.stopped.setText(
+                f"Stopped early: cancelled. The {plural(summary.done + summary.failed, 'answer')}"
+                " that arrived are stored; a new run picks up the rest." if cancelled
+                else f"Stopped early: {summary.stopped}")
+            self.stopped.show()
+        else:
+            self.stopped.hide()
+
+    # -- closing ----------------------------------------------------------------------------
+
+    def reject(self) -> None:
+        """Close (Escape, Close, the title bar's button); a run under way is stopped first,
+        after the user agrees, and the dialog closes once its answers in flight are stored."""
+        if self.worker is None:
+            self._forget_key()
+            super().reject()
+            return
+        if self._close_when_stopped or self._confirm_stop():
+            self._close_when_stopped = True
+            self.cancel()
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if self.worker is None:
+            self._forget_key()
+            event.accept()
+            return
+        event.ignore()
+        self.reject()
+
+    def _confirm_stop(self) -> bool:
+        answer = QMessageBox.question(
+            self, "Stop the judge run?", "A judge run is under way. Stop it and close? The "
+            "answers already on their way are still stored.",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+            QMessageBox.StandardButton.No)
+        return answer == QMessageBox.StandardButton.Yes
+
+    def _forget_key(self) -> None:
+        if self.key is not None:
+            self.key.clear()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """The window is closing (its connection goes with it): stop a run and wait for it, so
+        no thread outlives the window."""
+        if event.type() == QEvent.Type.Close and watched is self.parent() \
+                and self.worker is not None:
+            self.worker.cancel()
+            self.worker.wait()
+        return False
