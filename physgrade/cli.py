@@ -151,6 +151,8 @@ def _judge_run(args: argparse.Namespace, purpose: str, noun: str) -> None:
     with Project.open(args.db) as project:
         plan = PURPOSES[purpose].plan(project, args.model, prompts, scope, price, args.batch)
         print(f"{noun} with {plan.text()}")
+        if price is None:
+            print("  give --price-in and --price-out (US$ per million tokens) to price it")
         if args.dry_run:
             print("dry run: nothing was sent")
             return

@@ -45,12 +45,6 @@ ESTIMATE_DELAY_MS = 250
 FACETS = (("models", "Model"), ("topics", "Topic"), ("kinds", "Kind"), ("bloom", "Bloom"))
 KEY_VARIABLE = "ANTHROPIC_API_KEY"
 BASE_URL_VARIABLE = "ANTHROPIC_BASE_URL"
-#: The house style has no look for disabled controls; without one a disabled Run button looks
-#: as pressable as ever, and a form locked during a run looks editable.
-DISABLED = (f"QPushButton:disabled, QPushButton:default:disabled, QToolButton:disabled, "
-            f"QComboBox:disabled, QSpinBox:disabled, QLineEdit:disabled {{ "
-            f"background: {style.BACKGROUND}; color: {style.MUTED}; border-color: {style.BORDER}; }}"
-            f" QLabel:disabled, QCheckBox:disabled {{ color: {style.MUTED}; }}")
 BANNER = ("QLabel {{ background: {background}; color: {color}; border: 1px solid {color}; "
           "border-radius: 4px; padding: 8px 10px; }}")
 
@@ -70,7 +64,7 @@ def plural(count: int, word: str) -> str:
 
 def cost_text(amount: float | None, price: Price | None) -> str:
     if amount is None or price is None:
-        return "cost unknown (no price for this model)"
+        return f"cost {dollars(None)}"
     if amount == 0:
         return "nothing"
     return f"{dollars(amount)} (at ${price.input:g} in, ${price.output:g} out per million tokens)"
@@ -129,7 +123,6 @@ class RunJudgeDialog(QDialog):
         self._close_when_stopped = False
         self.setWindowTitle("Run judge")
         self.setMinimumWidth(620)
-        self.setStyleSheet(DISABLED)
         try:
             self.prompts: Prompts | None = prompts or Prompts.load()
             self._prompt_problem = ""

@@ -90,6 +90,11 @@ QToolButton:hover {{ border-color: {ACCENT}; }}
 QToolButton[active="true"] {{ background: #e6eef8; border-color: {ACCENT}; color: {ACCENT}; }}
 QToolButton::menu-indicator {{ image: none; width: 0; }}
 QStatusBar {{ color: {MUTED}; }}
+QPushButton:disabled, QPushButton:default:disabled, QToolButton:disabled, QComboBox:disabled,
+QSpinBox:disabled, QLineEdit:disabled {{
+    background: {BACKGROUND}; color: {MUTED}; border-color: {BORDER};
+}}
+QLabel:disabled, QCheckBox:disabled {{ color: {MUTED}; }}
 """
 
 

@@ -67,7 +67,7 @@ def tokens_for(characters: int) -> int:
 
 def dollars(amount: float | None) -> str:
     if amount is None:
-        return "unknown (no price for this model; give --price-in and --price-out)"
+        return "unknown (no price for this model)"
     return f"${amount:,.2f}" if amount >= 0.1 else f"${amount:,.4f}"
 
 

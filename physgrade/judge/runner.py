@@ -88,7 +88,7 @@ class Plan:
     def text(self) -> str:
         held = [f"{self.cached:,} already done"]
         if self.failed_before:
-            held.append(f"{self.failed_before:,} failed before (--retry-failed asks again)")
+            held.append(f"{self.failed_before:,} failed before (not asked again unless retried)")
         if self.in_batches:
             held.append(f"{self.in_batches:,} waiting in submitted batches")
         return f"{self.rater}: {self.estimate.text()}; {', '.join(held)}"
