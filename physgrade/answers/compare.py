@@ -1,0 +1,491 @@
+"""Whether a response's final answer matches the reference answer, by answer type, with a reason.
+
+This runs in-process and is not bounded in time: callers that face untrusted text (every caller
+in the app) go through :mod:`physgrade.answers.sandbox`, which runs it in a worker process.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+from dataclasses import dataclass
+
+import sympy
+
+from .. import taxonomy
+from . import expr, extract, latex, units
+from .latex import Unparseable
+from .outcome import Check, Outcome, Settings
+
+ATOMIC_TYPES = ("NV", "EX", "EQ", "IN", "TF", "MC")
+
+#: Constants an answer may keep as a symbol on one side and write as a number on the other.
+CONSTANTS = {
+    "c": 299792458.0, "G": 6.6743e-11, "h": 6.62607015e-34, "hbar": 1.054571817e-34,
+    "k_B": 1.380649e-23, "k": 1.380649e-23, "e": 1.602176634e-19, "m_e": 9.1093837015e-31,
+    "m_p": 1.67262192369e-27, "epsilon_0": 8.8541878128e-12, "mu_0": 1.25663706212e-6,
+    "N_A": 6.02214076e23, "R": 8.314462618, "g": 9.81, "sigma": 5.670374419e-8,
+}
+_TRUE = frozenset("true t yes y correct right 对 正确 是 真".split())
+_FALSE = frozenset("false f no n incorrect wrong 错 错误 否 不对 假".split())
+_THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+")
+
+
+@dataclass(frozen=True)
+class _Verdict:
+    same: bool
+    reason: str
+
+
+def check(gold: str, pred: str, answer_type: str | None = None, unit: str | None = None,
+          settings: Settings = Settings()) -> Check:
+    """Compare a reference answer with a response (its final answer is found first)."""
+    try:
+        found = extract.final_answer(pred)
+    except Unparseable as error:
+        return Check(Outcome.UNPARSEABLE, f"response: {error}")
+    if found is None:
+        return Check(Outcome.NO_ANSWER, "no final answer found in the response")
+    try:
+        gold_parts = _gold_parts(gold, answer_type)
+    except Unparseable as error:
+        return Check(Outcome.UNPARSEABLE, f"reference answer: {error}", found.text)
+    types = _types(answer_type, gold_parts)
+    units_ = _units(unit, len(gold_parts))
+    pred_parts = _pred_parts(found, len(gold_parts), types)
+    if len(pred_parts) != len(gold_parts):
+        return Check(Outcome.NOT_EQUIVALENT, f"the reference has {len(gold_parts)} answers; the "
+                     f"response gives {len(pred_parts)}", found.text)
+    verdicts = []
+    for index, (gold_part, pred_part, kind, part_unit) in enumerate(
+            zip(gold_parts, pred_parts, types, units_)):
+        try:
+            verdicts.append(_compare(kind, gold_part, pred_part, part_unit, settings))
+        except Unparseable as error:
+            if _same_text(gold_part, pred_part):  # a reaction or a term symbol, written alike
+                verdicts.append(_Verdict(True, f"the same text as the reference (not read as "
+                                               f"maths: {error})"))
+                continue
+            whose = "reference" if isinstance(error, _GoldError) else "response"
+            return Check(Outcome.UNPARSEABLE, _numbered(index, len(gold_parts),
+                                                        f"{whose} answer: {error}"), found.text)
+    reasons = "; ".join(_numbered(i, len(verdicts), v.reason) for i, v in enumerate(verdicts))
+    outcome = Outcome.EQUIVALENT if all(v.same for v in verdicts) else Outcome.NOT_EQUIVALENT
+    return Check(outcome, reasons, found.text)
+
+
+class _GoldError(Unparseable):
+    """The reference answer, not the response, could not be read."""
+
+
+def _same_text(gold: str, pred: str) -> bool:
+    try:
+        return "".join(gold.split()) == "".join(latex.clean(pred).split())
+    except Unparseable:
+        return False
+
+
+def _numbered(index: int, count: int, text: str) -> str:
+    return text if count == 1 else f"part {index + 1}: {text}"
+
+
+def _gold_parts(gold: str, answer_type: str | None) -> list[str]:
+    if not gold or not gold.strip():
+        raise Unparseable("the reference answer is empty")
+    boxes = latex.boxed(gold)
+    parts = [latex.clean(box) for box in boxes] if len(boxes) > 1 else [latex.clean(gold)]
+    declared = _declared(answer_type)
+    if len(parts) == 1 and declared != ["IN"] and not _THOUSANDS.fullmatch(parts[0]):
+        parts = latex.split_top_level(parts[0])
+    return [part for part in parts if part]
+
+
+def _declared(answer_type: str | None) -> list[str]:
+    """The atomic types an answer-type field names ("NV", "EX, NV", "numerical"); [] if none."""
+    if not answer_type:
+        return []
+    codes = []
+    for word in re.split(r"[,;/\s]+", answer_type.strip()):
+        code = taxonomy.normalize(word, taxonomy.ANSWER_TYPES) if word else None
+        if code in ATOMIC_TYPES:
+            codes.append(code)
+        elif codes and code is None and len(word) > 3:
+            break  # prose after the codes ("NV  The final answer is a number")
+    return codes
+
+
+def _types(answer_type: str | None, parts: list[str]) -> list[str]:
+    declared = _declared(answer_type)
+    if len(declared) == len(parts):
+        return declared
+    if len(declared) == 1 and len(parts) > 1 and answer_type and "compound" not in answer_type:
+        return declared * len(parts)
+    return [infer_type(part) for part in parts]
+
+
+def infer_type(text: str) -> str:
+    """The answer type a reference answer looks like when its record does not say."""
+    plain = text.strip()
+    if plain.lower() in _TRUE | _FALSE:
+        return "TF"
+    if extract.option_letters(plain, "ABCDEFGH") and len(plain) <= 12:
+        return "MC"
+    if re.match(r"^[(\[\]].*[)\[\]]$", plain) and len(latex.split_top_level(plain[1:-1])) == 2:
+        return "IN"
+    if re.search(r"(?<![<>\\])=|\\approx", plain):
+        return "EQ"
+    try:
+        if units.quantity(plain) is not None:
+            return "NV"
+    except Unparseable:
+        pass
+    return "EX"
+
+
+def _units(unit: str | None, count: int) -> list[str | None]:
+    if units.is_missing(unit):
+        return [None] * count
+    unit = latex.clean(unit)
+    parts = latex.split_top_level(unit) if count > 1 else [unit]
+    if len(parts) != count:
+        parts = [unit] * count if count == 1 else [None] * count
+    return [None if units.is_missing(part) else part for part in parts]
+
+
+def _pred_parts(found: extract.Found, count: int, types: list[str]) -> list[str]:
+    if len(found.parts) >= count > 1:
+        parts = list(found.parts[-count:])
+    elif count == 1:
+        parts = [found.parts[-1]]
+    else:
+        parts = [part for whole in found.parts for part in latex.split_top_level(whole)]
+    return parts if types != ["MC"] else [found.parts[-1]]
+
+
+def _compare(kind: str, gold: str, pred: str, unit: str | None, settings: Settings) -> _Verdict:
+    pred = latex.clean(pred)
+    if kind == "TF":
+        return _truth(gold, pred)
+    if kind == "MC":
+        return _options(gold, pred)
+    if kind == "IN":
+        return _intervals(gold, pred, settings)
+    if kind == "EQ":
+        return _equations(gold, pred, settings)
+    if kind == "NV":
+        return _numbers(gold, pred, unit, settings)
+    return _expressions(gold, pred, settings)
+
+
+def _gold(function, *args):
+    """Run a parse of the reference, reporting its failure as the reference's."""
+    try:
+        return function(*args)
+    except _GoldError:
+        raise
+    except Unparseable as error:
+        raise _GoldError(str(error)) from error
+
+
+# -- true/false and options ------------------------------------------------------------------
+
+def _truth_value(text: str) -> bool | None:
+    words = re.findall(r"[A-Za-z]+|[\u4e00-\u9fff]+", text.lower())
+    values = {word in _TRUE for word in words if word in _TRUE | _FALSE}
+    return values.pop() if len(values) == 1 else None
+
+
+def _truth(gold: str, pred: str) -> _Verdict:
+    expected = _truth_value(gold)
+    if expected is None:
+        raise _GoldError(f"{gold!r} is neither true nor false")
+    given = _truth_value(pred)
+    if given is None:
+        raise Unparseable(f"{pred!r} is neither true nor false")
+    return _Verdict(given == expected, f"{_tf(given)} vs {_tf(expected)}")
+
+
+def _tf(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def _options(gold: str, pred: str) -> _Verdict:
+    expected = extract.option_letters(gold)
+    if not expected:
+        raise _GoldError(f"{gold!r} names no option letter")
+    given = extract.option_letters(pred)
+    if not given:
+        raise Unparseable(f"{pred!r} names no option letter")
+    same = given == expected
+    return _Verdict(same, f"option {', '.join(given)} vs {', '.join(expected)}")
+
+
+# -- numbers ---------------------------------------------------------------------------------
+
+def _value_text(text: str) -> str:
+    """What an answer comes to: the last side of ``v = \\sqrt{2gh} \\approx 6.3 m/s``."""
+    sides = re.split(r"(?<![<>!\\])=|\\approx|\\simeq", text)
+    return sides[-1].strip()
+
+
+def _numbers(gold: str, pred: str, unit: str | None, settings: Settings) -> _Verdict:
+    expected = _gold(units.quantity, _value_text(gold), unit)
+    if expected is None:
+        return _expressions(gold, pred, settings)  # a "numerical" answer written with symbols
+    given = units.quantity(_value_text(pred))
+    if given is None:
+        value = expr.parse(pred).value
+        if not value.free_symbols:  # a closed form such as \\int_0^1 x^2 dx
+            return _same(value, sympy.Float(expected.value), settings)
+        symbols = ", ".join(sorted(str(s) for s in value.free_symbols))
+        return _Verdict(False, f"the reference is a number ({expected.shown}); the response "
+                               f"gives an expression in {symbols}")
+    pair = f"{given.shown} vs {expected.shown}"
+
+    def as_written() -> _Verdict:
+        return _close(given.value, expected.value, settings, pair, given.significant)
+
+    def in_si(target: float) -> _Verdict:
+        unit = f" {expected.si_unit}" if expected.si_unit else ""
+        shown = pair if given.unit == expected.unit else (
+            f"{pair} ({given.si:.6g} vs {target:.6g}{unit} in SI)")
+        return _close(given.si, target, settings, shown, given.significant)
+
+    if expected.unit and given.unit:
+        if expected.dimension != given.dimension:
+            return _Verdict(False, f"{pair}: wrong dimension ({given.dimension or 'dimensionless'} "
+                                   f"instead of {expected.dimension or 'dimensionless'})")
+        return in_si(expected.si)
+    if expected.unit and not expected.dimension:  # degrees, radians, percent: either reading
+        written = as_written()
+        return written if written.same else in_si(expected.si)
+    if expected.unit and not expected.stated:  # the unit is a separate field, as in UGPhysics
+        written = as_written()
+        return _Verdict(written.same, f"{written.reason} (no unit given: read in {expected.unit})")
+    if expected.unit:
+        matches = "the number matches" if as_written().same else "the number differs too"
+        return _Verdict(False, f"{pair}: the unit is missing ({matches})")
+    written = as_written()
+    if written.same or not given.unit:
+        return written
+    converted = in_si(expected.value)
+    return converted if converted.same else written
+
+
+def _close(value: float, target: float, settings: Settings, shown: str,
+           significant: int | None = None) -> _Verdict:
+    """Two numbers agree within the relative tolerance, or ``value`` rounds ``target`` to its own
+    significant figures (at least two: "15.0 m/s" and "15 m/s" agree, "0.012" rounds 0.01234)."""
+    if settings.mantissa:
+        value, target = _mantissa(value), _mantissa(target)
+        shown += " (mantissas only)"
+    if target == 0 or value == 0:
+        same = abs(value - target) <= 1e-12
+        return _Verdict(same, f"{shown}: {'equal' if same else 'different'}")
+    if (value > 0) != (target > 0):
+        return _Verdict(False, f"{shown}: opposite sign")
+    difference = abs(value - target) / abs(target)
+    tolerance = f"{settings.rtol * 100:g}%"
+    if difference < 1e-9:
+        return _Verdict(True, f"{shown}: equal")
+    if difference <= settings.rtol * (1 + 1e-9):
+        return _Verdict(True, f"{shown}: {_percent(difference)} within {tolerance}")
+    if significant and significant >= 2 and _rounds_to(target, value, significant):
+        return _Verdict(True, f"{shown}: the reference rounded to {significant} significant figures")
+    return _Verdict(False, f"{shown}: {_percent(difference)} off, more than {tolerance}")
+
+
+def _percent(fraction: float) -> str:
+    return f"{fraction * 100:.2g}%" if fraction < 10 else f"{fraction * 100:.3g}%"
+
+
+def _rounds_to(exact: float, rounded: float, figures: int) -> bool:
+    digits = figures - 1 - math.floor(math.log10(abs(exact)))
+    return math.isclose(round(exact, digits), rounded, rel_tol=1e-9)
+
+
+def _mantissa(value: float) -> float:
+    if value == 0:
+        return 0.0
+    return value / 10 ** math.floor(math.log10(abs(value)))
+
+
+# -- expressions and equations ---------------------------------------------------------------
+
+def _expressions(gold: str, pred: str, settings: Settings) -> _Verdict:
+    expected = _gold(expr.parse, gold).value
+    given = expr.parse(pred).value
+    return _same(given, expected, settings)
+
+
+def _equations(gold: str, pred: str, settings: Settings) -> _Verdict:
+    expected = _gold(expr.parse, gold)
+    if len(expected.sides) < 2:
+        return _expressions(gold, pred, settings)
+    given = expr.parse(pred)
+    left, right = expected.sides[0], expected.sides[-1]
+    if len(given.sides) < 2:
+        if isinstance(left, sympy.Symbol):
+            verdict = _same(given.value, right, settings)
+            return _Verdict(verdict.same, f"against the right-hand side: {verdict.reason}")
+        return _Verdict(False, "the reference is an equation; the response gives an expression")
+    if isinstance(left, sympy.Symbol) and given.sides[0] == left:
+        return _same(given.sides[-1], right, settings)
+    return _proportional(given.sides[0] - given.sides[-1], left - right, settings)
+
+
+def _substituted(given: sympy.Expr, expected: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr]:
+    """Constants written as a symbol on one side only get their SI value on both."""
+    names_given = {s.name: s for s in given.free_symbols}
+    names_expected = {s.name: s for s in expected.free_symbols}
+    values = {}
+    for name in set(names_given) ^ set(names_expected):
+        if name in CONSTANTS:
+            values[names_given.get(name) or names_expected[name]] = sympy.Float(CONSTANTS[name])
+    return given.xreplace(values), expected.xreplace(values)
+
+
+def _points(symbols: list[sympy.Symbol], settings: Settings) -> list[dict[sympy.Symbol, sympy.Float]]:
+    generator = random.Random(settings.seed)
+    return [{s: sympy.Float(generator.uniform(0.5, 2.5)) for s in symbols}
+            for _ in range(settings.probes)]
+
+
+def _at(value: sympy.Expr, point: dict) -> complex | None:
+    try:
+        number = complex(value.evalf(15, subs=point))
+    except (TypeError, ValueError, ZeroDivisionError, OverflowError):
+        return None
+    if not (math.isfinite(number.real) and math.isfinite(number.imag)):
+        return None
+    return number
+
+
+def _agree(a: complex, b: complex, rtol: float) -> bool:
+    return abs(a - b) <= rtol * max(abs(a), abs(b)) + 1e-12
+
+
+def _same(given: sympy.Expr, expected: sympy.Expr, settings: Settings) -> _Verdict:
+    """Two expressions are equal where they are defined: by value, probing, or sympy."""
+    given, expected = _substituted(given, expected)
+    if given.has(sympy.oo, -sympy.oo, sympy.zoo) or expected.has(sympy.oo, -sympy.oo, sympy.zoo):
+        same = given == expected
+        return _Verdict(same, f"{_show(given)} vs {_show(expected)}")
+    symbols = sorted(given.free_symbols | expected.free_symbols, key=lambda s: s.name)
+    if not symbols:
+        a, b = _at(given, {}), _at(expected, {})
+        if a is None or b is None:
+            raise Unparseable("the value cannot be computed")
+        shown = f"{_complex(a)} vs {_complex(b)}"
+        if a.imag or b.imag:
+            return _Verdict(_agree(a, b, settings.rtol), shown)
+        return _close(a.real, b.real, settings, shown)
+    missing = sorted(s.name for s in expected.free_symbols - given.free_symbols)
+    extra = sorted(s.name for s in given.free_symbols - expected.free_symbols)
+    checked = 0
+    for point in _points(symbols, settings):
+        a, b = _at(given, point), _at(expected, point)
+        if a is None or b is None:
+            continue
+        checked += 1
+        if not _agree(a, b, settings.rtol):
+            where = ", ".join(f"{s}={float(v):.3g}" for s, v in point.items())
+            detail = ""
+            if missing or extra:
+                detail = "; " + "; ".join(
+                    text for text in (missing and f"the response lacks {', '.join(missing)}",
+                                      extra and f"the response adds {', '.join(extra)}") if text)
+            return _Verdict(False, f"different: at {where} the response gives {_complex(a)} and "
+                                   f"the reference {_complex(b)}{detail}")
+    if checked >= max(3, settings.probes // 2):
+        return _Verdict(True, f"equal at {checked} random points")
+    difference = sympy.simplify(given - expected)
+    if difference == 0:
+        return _Verdict(True, "equal symbolically")
+    raise Unparseable("the expressions cannot be evaluated at sample points")
+
+
+def _proportional(given: sympy.Expr, expected: sympy.Expr, settings: Settings) -> _Verdict:
+    """Two equations ``f = 0`` and ``g = 0`` are the same if f / g is one non-zero constant."""
+    given, expected = _substituted(given, expected)
+    symbols = sorted(given.free_symbols | expected.free_symbols, key=lambda s: s.name)
+    ratios = []
+    for point in _points(symbols, settings):
+        a, b = _at(given, point), _at(expected, point)
+        if a is None or b is None or abs(b) < 1e-12:
+            continue
+        ratios.append(a / b)
+    if len(ratios) < max(3, settings.probes // 2):
+        raise Unparseable("the equations cannot be evaluated at sample points")
+    first = ratios[0]
+    if abs(first) > 1e-12 and all(_agree(r, first, settings.rtol / 10) for r in ratios):
+        scale = "" if _agree(first, 1, 1e-9) else f" (scaled by {_complex(first)})"
+        return _Verdict(True, f"the same equation{scale}, checked at {len(ratios)} random points")
+    return _Verdict(False, "different equations: they disagree at random points")
+
+
+def _complex(value: complex) -> str:
+    return f"{value.real:.4g}" if abs(value.imag) < 1e-12 else f"{value:.4g}"
+
+
+def _show(value: sympy.Expr) -> str:
+    return sympy.sstr(value, full_prec=False).replace("oo", "∞")
+
+
+# -- intervals -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Interval:
+    left_closed: bool
+    low: sympy.Expr
+    high: sympy.Expr
+    right_closed: bool
+
+    def __str__(self) -> str:
+        return (f"{'[' if self.left_closed else '('}{_show(self.low)}, {_show(self.high)}"
+                f"{']' if self.right_closed else ')'}")
+
+
+def intervals(text: str) -> list[_Interval]:
+    """``(0, \\pi/2]``, ``]0, 1[``, ``[0, 1) \\cup (2, \\infty)`` or ``0 < x \\le 1`` as intervals."""
+    pieces = re.split(r"\\cup|∪", text)
+    return [_interval(piece.strip()) for piece in pieces]
+
+
+def _interval(text: str) -> _Interval:
+    if len(text) >= 2 and text[0] in "([]" and text[-1] in ")[]":
+        ends = latex.split_top_level(text[1:-1], ",")
+        if len(ends) != 2:
+            raise Unparseable(f"{text!r} is not an interval of two ends")
+        low, high = (expr.parse(end).value for end in ends)
+        return _Interval(text[0] == "[", low, high, text[-1] == "]")
+    relation = expr.parse(text)
+    if len(relation.sides) == 3 and set(relation.relations) <= {"<", "<="}:
+        low, _, high = relation.sides
+        return _Interval(relation.relations[0] == "<=", low, high, relation.relations[1] == "<=")
+    if len(relation.sides) == 2 and relation.relations[0] in ("<", "<=", ">", ">="):
+        closed = relation.relations[0].endswith("=")
+        left, right = relation.sides
+        bound, upper = (right, relation.relations[0].startswith("<"))
+        if isinstance(right, sympy.Symbol) and not isinstance(left, sympy.Symbol):
+            bound, upper = left, not upper
+        if upper:
+            return _Interval(False, -sympy.oo, bound, closed)
+        return _Interval(closed, bound, sympy.oo, False)
+    raise Unparseable(f"{text!r} is not an interval")
+
+
+def _intervals(gold: str, pred: str, settings: Settings) -> _Verdict:
+    expected = _gold(intervals, gold)
+    given = intervals(pred)
+    shown = f"{' ∪ '.join(map(str, given))} vs {' ∪ '.join(map(str, expected))}"
+    if len(given) != len(expected):
+        return _Verdict(False, f"{shown}: a different number of intervals")
+    for one, other in zip(given, expected):
+        if (one.left_closed, one.right_closed) != (other.left_closed, other.right_closed):
+            return _Verdict(False, f"{shown}: the brackets differ")
+        for end, target in ((one.low, other.low), (one.high, other.high)):
+            if not _same(end, target, settings).same:
+                return _Verdict(False, f"{shown}: the ends differ")
+    return _Verdict(True, f"{shown}: the same ends and brackets")
