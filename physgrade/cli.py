@@ -208,6 +208,82 @@ def cmd_judge_status(args: argparse.Namespace) -> None:
             print("every batch has been collected")
 
 
+def _answer_settings(args: argparse.Namespace):
+    from physgrade.answers import Settings
+    return Settings(rtol=args.rtol, mantissa=args.mantissa)
+
+
+def cmd_check_answer(args: argparse.Namespace) -> None:
+    from physgrade.answers.sandbox import Checker, Request
+
+    with Checker(_answer_settings(args)) as checker:
+        check = checker.check(Request(args.gold, args.pred, args.type, args.unit))
+    if args.json:
+        print(json.dumps(check.to_json(), ensure_ascii=False))
+    else:
+        print(f"{check.outcome.value}: {check.reason}")
+
+
+def _answer_lines(path: Path) -> list[tuple[object, object]]:
+    """The checks a JSON Lines file asks for, all read before any runs (a bad line stops all)."""
+    from physgrade.answers.sandbox import Request
+
+    found = []
+    with open(path, encoding="utf-8") as lines:
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            where = f"{path}, line {number}"
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise CommandError(f"{where}: not valid JSON ({exc.msg})") from exc
+            if not isinstance(record, dict):
+                raise CommandError(f"{where}: expected an object with id, gold and pred")
+            for name in ("id", "gold", "pred"):
+                if name not in record:
+                    raise CommandError(f"{where}: field {name!r} is missing")
+            for name in ("gold", "pred", "type", "unit"):
+                if record.get(name) is not None and not isinstance(record[name], str):
+                    raise CommandError(f"{where}: field {name!r} must be text")
+            found.append((record["id"], Request(record["gold"], record["pred"],
+                                                record.get("type"), record.get("unit"))))
+    return found
+
+
+def cmd_check_answers(args: argparse.Namespace) -> None:
+    from physgrade.answers.sandbox import Checker
+
+    lines = _answer_lines(Path(args.file))
+    out = open(args.out, "w", encoding="utf-8") if args.out else sys.stdout
+    counts: dict[str, int] = {}
+    try:
+        with Checker(_answer_settings(args), workers=args.workers) as checker, \
+                progress_task() as task:
+            checks = checker.map((request for _, request in lines), task, len(lines))
+            for (line_id, _), (_, check) in zip(lines, checks):
+                out.write(json.dumps({"id": line_id, **check.to_json()}, ensure_ascii=False) + "\n")
+                counts[check.outcome.value] = counts.get(check.outcome.value, 0) + 1
+    finally:
+        if args.out:
+            out.close()
+    if args.out:
+        tally = ", ".join(f"{n:,} {outcome.replace('_', ' ')}" for outcome, n in counts.items())
+        print(f"{len(lines):,} answers checked into {args.out}: {tally or 'none'}")
+
+
+def cmd_verify(args: argparse.Namespace) -> None:
+    from physgrade.answers import verify
+    from physgrade.answers.sandbox import Checker
+
+    with Project.open(args.db) as project, \
+            Checker(_answer_settings(args), workers=args.workers) as checker, \
+            progress_task() as task:
+        summary = verify.verify(project, checker, task, args.recheck)
+    label = checker.settings.label
+    print(f"{summary.text()}; stored as the rater {verify.RATER}" + (f" [{label}]" if label else ""))
+
+
 def cmd_demo(args: argparse.Namespace) -> None:
     path = Path(args.db) if args.db else default_demo_path()
     with progress_task() as task:
@@ -317,6 +393,30 @@ def build_parser() -> argparse.ArgumentParser:
     _judge_arguments(p)
     p.set_defaults(func=cmd_bloom_suggest)
 
+    p = sub.add_parser("check-answer", help="check one final answer against a reference by rule")
+    p.add_argument("--gold", required=True, help="the reference answer (LaTeX or plain text)")
+    p.add_argument("--pred", required=True, help="the answer, or a whole response to find it in")
+    p.add_argument("--type", help="answer type: NV, EX, EQ, IN, TF, MC, or a list such as NV,EX "
+                                  "(default: guessed from the reference)")
+    p.add_argument("--unit", help="the reference's unit when it is not in the answer")
+    p.add_argument("--json", action="store_true", help='print {"outcome": ..., "reason": ...}')
+    _answer_arguments(p)
+    p.set_defaults(func=cmd_check_answer)
+
+    p = sub.add_parser("check-answers", help="check a JSON Lines file of answers by rule")
+    p.add_argument("file", help='lines {"id", "gold", "pred", "type"?, "unit"?}')
+    p.add_argument("--out", metavar="FILE", help="write the results here (default: stdout)")
+    _answer_arguments(p, workers=True)
+    p.set_defaults(func=cmd_check_answers)
+
+    p = sub.add_parser("verify", help="check every response that has a reference answer and "
+                                      "store the results as the rater 'rules'")
+    p.add_argument("db")
+    p.add_argument("--recheck", action="store_true",
+                   help="check again responses the rules rater has already checked")
+    _answer_arguments(p, workers=True)
+    p.set_defaults(func=cmd_verify)
+
     p = sub.add_parser("demo", help="create (or reopen) the bundled demo project and open it")
     p.add_argument("--db", help="where to keep the demo project (default: your data folder)")
     p.add_argument("--no-gui", action="store_true", help="only create it; do not open the app")
@@ -335,6 +435,17 @@ def _client_arguments(p: argparse.ArgumentParser) -> None:
                    help="seconds to wait for one answer (default 120)")
     p.add_argument("--max-retries", type=int, default=4,
                    help="retries of rate limits, overload, server errors and timeouts (default 4)")
+
+
+def _answer_arguments(p: argparse.ArgumentParser, workers: bool = False) -> None:
+    p.add_argument("--rtol", type=float, default=0.02,
+                   help="relative tolerance for numbers (default 0.02, i.e. 2%%)")
+    p.add_argument("--mantissa", action="store_true",
+                   help="compare mantissas only, ignoring exponents, as UGPhysics does "
+                        "(lets order-of-magnitude errors pass; off by default)")
+    if workers:
+        p.add_argument("--workers", type=int, default=os.cpu_count() or 1, metavar="N",
+                       help="checks run at once (default: one per core)")
 
 
 def _judge_arguments(p: argparse.ArgumentParser) -> None:

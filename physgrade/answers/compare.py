@@ -30,6 +30,7 @@ CONSTANTS = {
 _TRUE = frozenset("true t yes y correct right 对 正确 是 真".split())
 _FALSE = frozenset("false f no n incorrect wrong 错 错误 否 不对 假".split())
 _THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+")
+_COUNTED = re.compile(r"([-+]?[\d.]+)\s+[A-Za-z][A-Za-z\s-]*")
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,13 @@ def check(gold: str, pred: str, answer_type: str | None = None, unit: str | None
     for index, (gold_part, pred_part, kind, part_unit) in enumerate(
             zip(gold_parts, pred_parts, types, units_)):
         try:
-            verdicts.append(_compare(kind, gold_part, pred_part, part_unit, settings))
+            try:
+                verdicts.append(_compare(kind, gold_part, pred_part, part_unit, settings, pred))
+            except _GoldError:
+                inferred = infer_type(gold_part)  # the declared type may be wrong ("IN" for 7)
+                if inferred == kind:
+                    raise
+                verdicts.append(_compare(inferred, gold_part, pred_part, part_unit, settings, pred))
         except Unparseable as error:
             if _same_text(gold_part, pred_part):  # a reaction or a term symbol, written alike
                 verdicts.append(_Verdict(True, f"the same text as the reference (not read as "
@@ -163,12 +170,13 @@ def _pred_parts(found: extract.Found, count: int, types: list[str]) -> list[str]
     return parts if types != ["MC"] else [found.parts[-1]]
 
 
-def _compare(kind: str, gold: str, pred: str, unit: str | None, settings: Settings) -> _Verdict:
+def _compare(kind: str, gold: str, pred: str, unit: str | None, settings: Settings,
+             response: str = "") -> _Verdict:
+    if kind == "MC":
+        return _options(gold, pred, response)
     pred = latex.clean(pred)
     if kind == "TF":
         return _truth(gold, pred)
-    if kind == "MC":
-        return _options(gold, pred)
     if kind == "IN":
         return _intervals(gold, pred, settings)
     if kind == "EQ":
@@ -210,11 +218,11 @@ def _tf(value: bool) -> str:
     return "true" if value else "false"
 
 
-def _options(gold: str, pred: str) -> _Verdict:
+def _options(gold: str, pred: str, response: str) -> _Verdict:
     expected = extract.option_letters(gold)
     if not expected:
         raise _GoldError(f"{gold!r} names no option letter")
-    given = extract.option_letters(pred)
+    given = extract.option_letters(pred) or extract.option_in_text(response)
     if not given:
         raise Unparseable(f"{pred!r} names no option letter")
     same = given == expected
@@ -224,16 +232,23 @@ def _options(gold: str, pred: str) -> _Verdict:
 # -- numbers ---------------------------------------------------------------------------------
 
 def _value_text(text: str) -> str:
-    """What an answer comes to: the last side of ``v = \\sqrt{2gh} \\approx 6.3 m/s``."""
-    sides = re.split(r"(?<![<>!\\])=|\\approx|\\simeq", text)
-    return sides[-1].strip()
+    """What an answer comes to: the last side of ``v = \\sqrt{2gh} \\approx 6.3 m/s``, without a
+    trailing aside such as "228 s (3.8 min)"."""
+    value = re.split(r"(?<![<>!\\])=|\\approx|\\simeq", text)[-1].strip()
+    return re.sub(r"\s+\([^()]*\)$", "", value)
 
 
 def _numbers(gold: str, pred: str, unit: str | None, settings: Settings) -> _Verdict:
     expected = _gold(units.quantity, _value_text(gold), unit)
     if expected is None:
         return _expressions(gold, pred, settings)  # a "numerical" answer written with symbols
-    given = units.quantity(_value_text(pred))
+    try:
+        given = units.quantity(_value_text(pred))
+    except Unparseable:
+        counted = _COUNTED.fullmatch(_value_text(pred))  # "7 bright maxima": a number of things
+        if counted is None or expected.unit:
+            raise
+        given = units.quantity(counted.group(1))
     if given is None:
         value = expr.parse(pred).value
         if not value.free_symbols:  # a closed form such as \\int_0^1 x^2 dx
@@ -339,10 +354,11 @@ def _substituted(given: sympy.Expr, expected: sympy.Expr) -> tuple[sympy.Expr, s
     """Constants written as a symbol on one side only get their SI value on both."""
     names_given = {s.name: s for s in given.free_symbols}
     names_expected = {s.name: s for s in expected.free_symbols}
-    values = {}
-    for name in set(names_given) ^ set(names_expected):
-        if name in CONSTANTS:
-            values[names_given.get(name) or names_expected[name]] = sympy.Float(CONSTANTS[name])
+    unmatched = set(names_given) ^ set(names_expected)
+    if not unmatched or not unmatched <= set(CONSTANTS):
+        return given, expected  # only when constants explain every difference in symbols
+    values = {names_given.get(name) or names_expected[name]: sympy.Float(CONSTANTS[name])
+              for name in unmatched}
     return given.xreplace(values), expected.xreplace(values)
 
 

@@ -1,0 +1,127 @@
+"""The rater ``rules``: every response whose question has a reference answer, checked by rule.
+
+A check becomes the rater's final-answer score, so reports set it beside people and judges:
+ANS at its maximum for ``equivalent``, 0 for ``not_equivalent`` and ``no_answer``. The outcome,
+its reason and the answer found are kept in the assessment. ``unparseable`` and ``timeout``
+say nothing about the response, so they are stored as failed assessments without a score.
+
+Each settings variant is its own rater: the defaults are ``rules``, a looser tolerance is
+``rules [rtol 0.05]``. A run checks only responses this rater has not assessed (``recheck``
+redoes all), and commits every few hundred results, so an interrupted run resumes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+
+from ..project import Project, now_iso
+from ..tasks import Task
+from .outcome import Check, Outcome, Settings
+from .sandbox import Checker, Request
+
+RATER = "rules"
+_COMMIT_EVERY = 200
+_SCORED = {Outcome.EQUIVALENT: True, Outcome.NOT_EQUIVALENT: False, Outcome.NO_ANSWER: False}
+
+
+@dataclass
+class Summary:
+    """What a verify run did: checks per outcome, and responses left as they were."""
+
+    outcomes: Counter[str] = field(default_factory=Counter)
+    already: int = 0
+
+    @property
+    def checked(self) -> int:
+        return sum(self.outcomes.values())
+
+    def text(self) -> str:
+        parts = [f"{self.checked:,} responses checked"]
+        parts += [f"{self.outcomes[o.value]:,} {o.value.replace('_', ' ')}" for o in Outcome
+                  if self.outcomes[o.value]]
+        if self.already:
+            parts.append(f"{self.already:,} already checked")
+        return ", ".join(parts)
+
+
+def requests(project: Project, settings: Settings, recheck: bool = False
+             ) -> tuple[list[tuple[str, Request]], int]:
+    """The responses to check (id and request) and how many this rater already assessed."""
+    done = set() if recheck else assessed(project, settings)
+    todo, already = [], 0
+    for rid, response, answer, answer_type, unit, options in project.conn.execute(
+            "SELECT r.id, r.response, q.answer, q.answer_type, q.unit, q.options FROM responses r "
+            "JOIN questions q ON q.id = r.question_id WHERE trim(coalesce(q.answer, '')) != '' "
+            "ORDER BY r.id"):
+        if rid in done:
+            already += 1
+            continue
+        todo.append((rid, Request(answer, response, "MC" if options else answer_type, unit)))
+    return todo, already
+
+
+def assessed(project: Project, settings: Settings) -> set[str]:
+    return {rid for (rid,) in project.conn.execute(
+        "SELECT a.response_id FROM assessments a JOIN raters t ON t.id = a.rater_id "
+        "WHERE t.name = ? AND t.kind = 'rules' AND t.prompt_version = ?", (RATER, settings.label))}
+
+
+def verify(project: Project, checker: Checker, task: Task | None = None,
+           recheck: bool = False) -> Summary:
+    """Check every response with a reference answer and store the results as the rules rater."""
+    todo, already = requests(project, checker.settings, recheck)
+    summary = Summary(already=already)
+    batch: list[tuple[str, Check]] = []
+    checks = checker.map((request for _, request in todo), task, len(todo))
+    for (rid, _), (_, check) in zip(todo, checks):  # map keeps the order given
+        batch.append((rid, check))
+        summary.outcomes[check.outcome.value] += 1
+        if len(batch) >= _COMMIT_EVERY:
+            store(project, checker.settings, batch)
+            batch = []
+    store(project, checker.settings, batch)
+    return summary
+
+
+def store(project: Project, settings: Settings, results: list[tuple[str, Check]]) -> None:
+    """Commit checks as the rules rater's assessments and final-answer scores, in one transaction."""
+    if not results:
+        return
+    stamp = now_iso()
+    with project.transaction():
+        rater = project.rater_id(RATER, "rules", settings.label)
+        for response_id, check in results:
+            rubric, multiple_choice = project.response_rubric(response_id)
+            answer = rubric.criterion("ANS")
+            extra = {"outcome": check.outcome.value, "answer": check.answer, "rtol": settings.rtol,
+                     "mantissa": settings.mantissa}
+            scored = check.outcome in _SCORED
+            project.conn.execute(
+                "INSERT INTO assessments (rater_id, response_id, rubric, comment, raw, status, "
+                "assessed_at, extra) VALUES (?, ?, ?, ?, NULL, ?, ?, ?) ON CONFLICT DO UPDATE SET "
+                "comment = excluded.comment, status = excluded.status, "
+                "assessed_at = excluded.assessed_at, extra = excluded.extra",
+                (rater, response_id, rubric.key, check.reason, "ok" if scored else "failed", stamp,
+                 json.dumps(extra)))
+            project.conn.execute("DELETE FROM scores WHERE rater_id = ? AND response_id = ?",
+                                 (rater, response_id))
+            if scored:
+                value = answer.allowed_values(multiple_choice)[-1] if _SCORED[check.outcome] else 0
+                project.conn.execute(
+                    "INSERT INTO scores (rater_id, response_id, rubric, criterion, value, note, "
+                    "updated_at) VALUES (?, ?, ?, 'ANS', ?, ?, ?)",
+                    (rater, response_id, rubric.key, value, check.reason, stamp))
+
+
+def stored(project: Project, response_id: str) -> Check | None:
+    """The rules rater's check of a response under the default settings, if it has one."""
+    row = project.conn.execute(
+        "SELECT a.comment, a.extra FROM assessments a JOIN raters t ON t.id = a.rater_id "
+        "WHERE t.name = ? AND t.kind = 'rules' AND t.prompt_version = '' AND a.response_id = ?",
+        (RATER, response_id)).fetchone()
+    if row is None:
+        return None
+    extra = json.loads(row[1] or "{}")
+    return Check(Outcome(extra.get("outcome", "unparseable")), row[0] or "", extra.get("answer"))
