@@ -93,7 +93,10 @@ def criterion_section(data: ScoreData, options: ReportOptions, task: Task) -> Se
     for step, (rubric, criterion) in enumerate(criteria):
         task.report(step, len(criteria), f"comparing {criterion.key} ({rubric.title})")
         categories = _categories(criterion)
+        given = score_tables.criterion_ratings(data, rubric.key, criterion.key, data.judges).notna()
         for judge, reference in pairs:
+            if not given[judge].any():
+                continue  # a judge that never scores this criterion (the rules rater scores ANS)
             both = score_tables.criterion_ratings(data, rubric.key, criterion.key,
                                                   [reference, judge]).dropna()
             ratings = both.to_numpy(dtype=float)
@@ -209,10 +212,19 @@ def total_section(data: ScoreData, sheets: Sheets) -> Section:
         figures)
 
 
-def final_answer_section(data: ScoreData, sheets: Sheets) -> Section:
+def _final_correct(data: ScoreData, rater: str) -> pd.Series:
+    """Whether ``rater`` found each final answer right (ANS at its maximum), wherever it scored
+    ANS, whether or not it scored the rest: the rules rater scores ANS alone."""
+    return pd.concat([
+        score_tables.criterion_ratings(data, rubric.key, "ANS", [rater])[rater].dropna()
+        == rubric.criterion("ANS").maximum for rubric in GRADED_RUBRICS])
+
+
+def final_answer_section(data: ScoreData) -> Section:
     rows: list[tuple[Cell, ...]] = []
     for judge, reference in _pairs(data):
-        both = _paired(sheets, judge, reference, "final_correct")
+        both = pd.concat({"reference": _final_correct(data, reference),
+                          "judge": _final_correct(data, judge)}, axis=1, join="inner")
         test = mcnemar_exact(both["reference"].to_numpy(bool), both["judge"].to_numpy(bool))
         (yes_yes, yes_no), (no_yes, no_no) = test.table
         rows.append((judge, reference, test.n, yes_yes, yes_no, no_yes, no_no,
@@ -221,7 +233,7 @@ def final_answer_section(data: ScoreData, sheets: Sheets) -> Section:
     return Section(
         "3. Final answer correct",
         "Whether the final answer is right (ANS at its maximum), by the reference and by the "
-        "judge, on the responses both assessed completely. McNemar's exact test asks whether "
+        "judge, on the responses both scored on ANS. McNemar's exact test asks whether "
         "the judge accepts answers the reference rejects more often than the reverse.",
         [Table("final_answer", "Final answer correct: reference against judge",
                ("Judge", "Reference", "n", "Both correct", "Only reference correct",
@@ -391,7 +403,7 @@ def build_report(project: Project, options: ReportOptions = ReportOptions(),
     steps: list[tuple[str, Callable[[], Section]]] = [
         ("comparing criteria", lambda: criterion_section(data, options, task)),
         ("comparing totals", lambda: total_section(data, sheets)),
-        ("comparing final answers", lambda: final_answer_section(data, sheets)),
+        ("comparing final answers", lambda: final_answer_section(data)),
         ("comparing graders", lambda: experts_section(data, options))]
     if rater is not None:
         steps.append(("computing the study's analyses", lambda: analyses_section(sheets[rater],
