@@ -1,0 +1,100 @@
+"""The rules rater and the answer-checking commands, on real projects and real worker processes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from physgrade.answers import verify
+from physgrade.cli import main
+from physgrade.importer import import_file
+from physgrade.project import Project
+
+from conftest import question, response, write_jsonl
+
+REFERENCE_RATER = "SELECT s.response_id, s.value FROM scores s JOIN raters t ON t.id = s.rater_id " \
+                  "WHERE t.name = 'rules' AND t.kind = 'rules' AND t.prompt_version = ? " \
+                  "ORDER BY s.response_id"
+
+
+def test_verify_stores_the_final_answer_score_as_the_rules_rater(loaded: Project, capsys) -> None:
+    """r-1 states 10.0 m/s (right), r-2 "10 m/s" in a sentence (right), r-3 option C (right)."""
+    import_file(loaded, write_jsonl(loaded.path.parent / "more.jsonl", [
+        response("r-4", text="Final Answer: 12 m/s"),
+        response("r-5", text="Final Answer: 10.0 s")]), "responses")
+    loaded.close()
+    assert main(["verify", str(loaded.path), "--workers", "2"]) == 0
+    assert "5 responses checked, 3 equivalent, 2 not equivalent" in capsys.readouterr().out
+    with Project.open(loaded.path) as project:
+        scores = dict(project.conn.execute(REFERENCE_RATER, ("",)).fetchall())
+        assert scores == {"r-1": 2, "r-2": 2, "r-3": 1, "r-4": 0, "r-5": 0}
+        wrong_unit = verify.stored(project, "r-5")
+        assert wrong_unit.outcome == "not_equivalent" and "wrong dimension" in wrong_unit.reason
+        assert verify.stored(project, "r-4").answer == "12 m/s"
+    assert main(["verify", str(loaded.path)]) == 0
+    assert "0 responses checked, 5 already checked" in capsys.readouterr().out
+
+
+def test_a_looser_tolerance_is_another_rater(loaded: Project, capsys) -> None:
+    import_file(loaded, write_jsonl(loaded.path.parent / "more.jsonl", [
+        response("r-4", text="Final Answer: 10.4 m/s")]), "responses")
+    loaded.close()
+    assert main(["verify", str(loaded.path)]) == 0
+    assert main(["verify", str(loaded.path), "--rtol", "0.05"]) == 0
+    assert "rules [rtol 0.05]" in capsys.readouterr().out
+    with Project.open(loaded.path) as project:
+        assert dict(project.conn.execute(REFERENCE_RATER, ("",)).fetchall())["r-4"] == 0
+        assert dict(project.conn.execute(REFERENCE_RATER, ("rtol 0.05",)).fetchall())["r-4"] == 2
+
+
+def test_unreadable_answers_are_kept_without_a_score(project: Project, tmp_path: Path) -> None:
+    import_file(project, write_jsonl(tmp_path / "q.jsonl", [question()]), "questions")
+    import_file(project, write_jsonl(tmp_path / "r.jsonl", [
+        response("r-1", text="Final Answer: 9^{9^{9^{9}}}")]), "responses")
+    project.close()
+    assert main(["verify", str(project.path)]) == 0
+    with Project.open(project.path) as reopened:
+        assert reopened.conn.execute(REFERENCE_RATER, ("",)).fetchall() == []
+        status = reopened.conn.execute("SELECT status FROM assessments").fetchone()[0]
+        assert status == "failed"
+        assert verify.stored(reopened, "r-1").outcome == "unparseable"
+
+
+def test_check_answer_prints_one_json_object(capsys) -> None:
+    assert main(["check-answer", "--gold", "15.0 m/s", "--pred", "15.2 m/s", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {
+        "outcome": "equivalent", "reason": "15.2 m/s vs 15.0 m/s: 1.3% within 2%"}
+    assert main(["check-answer", "--gold", "15.0", "--unit", "m/s", "--pred", "15.6 m/s",
+                 "--rtol", "0.05"]) == 0
+    assert capsys.readouterr().out.startswith("equivalent: ")
+
+
+def test_check_answers_writes_one_line_per_input_in_order(tmp_path: Path, capsys) -> None:
+    lines = [{"id": n, "gold": "\\frac{m v^2}{2}", "pred": "0.5 m v^{2}", "type": "EX"}
+             for n in range(20)]
+    lines[7] = {"id": "odd", "gold": "3.0 km", "pred": "3000 s"}
+    source = write_jsonl(tmp_path / "in.jsonl", lines)
+    assert main(["check-answers", str(source), "--out", str(tmp_path / "out.jsonl")]) == 0
+    results = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert [r["id"] for r in results] == [line["id"] for line in lines]
+    assert set(results[0]) == {"id", "outcome", "reason"}
+    assert results[7]["outcome"] == "not_equivalent" and "dimension" in results[7]["reason"]
+    assert all(r["outcome"] == "equivalent" for i, r in enumerate(results) if i != 7)
+    assert "20 answers checked" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("line, message", [
+    ('{"id": 1, "gold": "5"}', "line 2: field 'pred' is missing"),
+    ('{"id": 1, "gold": 5, "pred": "5"}', "line 2: field 'gold' must be text"),
+    ('not json', "line 2: not valid JSON"),
+])
+def test_check_answers_refuses_a_bad_file_before_checking_anything(
+        tmp_path: Path, capsys, line: str, message: str) -> None:
+    source = tmp_path / "in.jsonl"
+    source.write_text('{"id": 0, "gold": "1", "pred": "1"}\n' + line + "\n")
+    out = tmp_path / "out.jsonl"
+    assert main(["check-answers", str(source), "--out", str(out)]) == 1
+    assert f"{source}, {message}" in capsys.readouterr().err
+    assert not out.exists()
