@@ -367,6 +367,7 @@ class MainWindow(QMainWindow):
             self.worker.cancel()
             self.worker.wait()
         self.reports.stop()
+        self.grading.stop()
         if self.project is not None:
             self.grading.close_project()
             self.project.close()

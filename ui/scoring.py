@@ -73,6 +73,15 @@ class CriterionRow(QFrame):
         layout.addWidget(help_text)
         layout.addWidget(self.note)
 
+    def hold(self, widget: QWidget) -> None:
+        """Show ``widget`` under the help line (the ANS row holds the rules' hint)."""
+        if widget.parentWidget() is self:
+            return
+        previous = widget.parentWidget()
+        if previous is not None and previous.layout() is not None:
+            previous.layout().removeWidget(widget)
+        self.layout().insertWidget(2, widget)
+
     def show_value(self, given: bool, value: int | None, note: str | None) -> None:
         for button in self.buttons.buttons():
             button.setChecked(given and button.property("value") == value)
@@ -103,6 +112,7 @@ class ScoringPanel(QWidget):
         self.current = 0
         self._layout_key: tuple[str, bool] | None = None
         self._row_sets: dict[tuple[str, bool], list[CriterionRow]] = {}
+        self.hint: QWidget | None = None  # shown in the ANS row; it never scores
         self.title = label("", "section")
         self.total = label("", "total")
         self.stages = label("", "muted")
@@ -139,6 +149,16 @@ class ScoringPanel(QWidget):
             self.set_current(unscored[0] if unscored else 0)
         self._show_totals()
 
+    def set_hint(self, widget: QWidget) -> None:
+        """Show ``widget`` in the final-answer (ANS) row of whichever rubric is on show."""
+        self.hint = widget
+        self._place_hint()
+
+    def _place_hint(self) -> None:
+        row = next((row for row in self.rows if row.criterion.key == "ANS"), None)
+        if self.hint is not None and row is not None:
+            row.hold(self.hint)
+
     def _build(self, rubric: Rubric, multiple_choice: bool) -> None:
         """Show the rows of this rubric (built once per rubric; the others are hidden)."""
         for row in self.rows:
@@ -158,6 +178,7 @@ class ScoringPanel(QWidget):
         for row in self.rows:
             row.show()
         self._layout_key = key
+        self._place_hint()
         self.title.setText(f"{rubric.title} rubric" + ("  ·  multiple choice"
                                                        if multiple_choice else ""))
 

@@ -21,6 +21,7 @@ from physgrade.queue import (Position, QueueFilter, facet_values, load_position,
                              save_position)
 from physgrade.rubric import ScoreError
 from physgrade_ui import reading
+from physgrade_ui.answer_hint import AnswerHints
 from physgrade_ui.comparison import ComparisonStrip
 from physgrade_ui.queue_view import QueuePanel
 from physgrade_ui.reading_view import BufferedReadingView
@@ -68,6 +69,8 @@ class GradingPage(QSplitter):
         self.panel.value_chosen.connect(self.score)
         self.panel.note_edited.connect(self.write_note)
         self.panel.note_closed.connect(self.focus_panel)
+        self.hints = AnswerHints(self)
+        self.panel.set_hint(self.hints.view)
         self.comparison = ComparisonStrip()
         side = QWidget()
         side_layout = QVBoxLayout(side)
@@ -140,6 +143,7 @@ class GradingPage(QSplitter):
         """Show ``project``'s queue for ``grader``, resuming where they stopped."""
         self.project, self.grader = project, grader
         self.undo_stack.clear()
+        self.hints.reset()
         position = load_position(project, grader)
         items = load_queue(project, grader)
         queue_filter = position.filter
@@ -156,11 +160,17 @@ class GradingPage(QSplitter):
 
     def close_project(self) -> None:
         self.project = self.grader = self.item = None
+        self.hints.reset()
         self.queue.model.set_items([], QueueFilter())
         self._show_nothing()
 
+    def stop(self) -> None:
+        """The window is closing: end the answer checks and close their checker."""
+        self.hints.stop()
+
     def _show_nothing(self) -> None:
         self.item = None
+        self.hints.view.clear()
         message = ("No responses match the filter." if self.queue.model.items
                    else "This project has no responses yet. Import some with File ▸ Import.")
         self.reader.show_html(reading.placeholder(message))
@@ -212,6 +222,7 @@ class GradingPage(QSplitter):
         self.item = item
         self.reader.show_html(reading.grading_html(item))
         self.panel.show_item(item)
+        self.hints.show(self.project, item)
         self.comparison.show_verdicts(item, compare(self.project, item, self.grader))
         save_position(self.project, self.grader, Position(response_id, self.queue.model.filter))
 

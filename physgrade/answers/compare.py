@@ -29,7 +29,6 @@ CONSTANTS = {
 }
 _TRUE = frozenset("true t yes y correct right 对 正确 是 真".split())
 _FALSE = frozenset("false f no n incorrect wrong 错 错误 否 不对 假".split())
-_THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+")
 _COUNTED = re.compile(r"([-+]?[\d.]+)\s+[A-Za-z][A-Za-z\s-]*")
 
 
@@ -103,7 +102,7 @@ def _gold_parts(gold: str, answer_type: str | None) -> list[str]:
     boxes = latex.boxed(gold)
     parts = [latex.clean(box) for box in boxes] if len(boxes) > 1 else [latex.clean(gold)]
     declared = _declared(answer_type)
-    if len(parts) == 1 and declared != ["IN"] and not _THOUSANDS.fullmatch(parts[0]):
+    if len(parts) == 1 and declared not in (["IN"], ["MC"]) and not extract.option_letters(parts[0]):
         parts = latex.split_top_level(parts[0])
     return [part for part in parts if part]
 
@@ -140,14 +139,17 @@ def infer_type(text: str) -> str:
         return "MC"
     if re.match(r"^[(\[\]].*[)\[\]]$", plain) and len(latex.split_top_level(plain[1:-1])) == 2:
         return "IN"
+    if re.search(r"<|>|\\le|\\ge|\\lt|\\gt", plain):
+        return "IN"
     if re.search(r"(?<![<>\\])=|\\approx", plain):
         return "EQ"
     try:
-        if units.quantity(plain) is not None:
-            return "NV"
+        quantity = units.quantity(plain)
     except Unparseable:
-        pass
-    return "EX"
+        return "EX"
+    if quantity is None or (quantity.unit and "_" in quantity.unit):
+        return "EX"  # k_B T: a number times symbols, not a unit
+    return "NV"
 
 
 def _units(unit: str | None, count: int) -> list[str | None]:
@@ -239,7 +241,10 @@ def _value_text(text: str) -> str:
 
 
 def _numbers(gold: str, pred: str, unit: str | None, settings: Settings) -> _Verdict:
-    expected = _gold(units.quantity, _value_text(gold), unit)
+    try:
+        expected = units.quantity(_value_text(gold), unit)
+    except Unparseable:
+        expected = None  # "\\frac{3}{2} k_B T": a number times symbols, not a unit
     if expected is None:
         return _expressions(gold, pred, settings)  # a "numerical" answer written with symbols
     try:
@@ -253,6 +258,10 @@ def _numbers(gold: str, pred: str, unit: str | None, settings: Settings) -> _Ver
         value = expr.parse(pred).value
         if not value.free_symbols:  # a closed form such as \\int_0^1 x^2 dx
             return _same(value, sympy.Float(expected.value), settings)
+        if expected.unit and expected.stated:  # "2 m g h" may be symbols, not metre gram hour
+            as_symbols = _expressions(gold, pred, settings)
+            if as_symbols.same:
+                return as_symbols
         symbols = ", ".join(sorted(str(s) for s in value.free_symbols))
         return _Verdict(False, f"the reference is a number ({expected.shown}); the response "
                                f"gives an expression in {symbols}")
@@ -312,7 +321,9 @@ def _close(value: float, target: float, settings: Settings, shown: str,
 
 
 def _percent(fraction: float) -> str:
-    return f"{fraction * 100:.2g}%" if fraction < 10 else f"{fraction * 100:.3g}%"
+    if fraction >= 10:
+        return f"a factor of {fraction + 1:.3g}"
+    return f"{fraction * 100:.2g}%" if fraction < 0.1 else f"{fraction * 100:.0f}%"
 
 
 def _rounds_to(exact: float, rounded: float, figures: int) -> bool:
@@ -379,7 +390,8 @@ def _at(value: sympy.Expr, point: dict) -> complex | None:
 
 
 def _agree(a: complex, b: complex, rtol: float) -> bool:
-    return abs(a - b) <= rtol * max(abs(a), abs(b)) + 1e-12
+    """Relative agreement only: an absolute floor would let 1e-20 match 2.3e-28."""
+    return abs(a - b) <= rtol * max(abs(a), abs(b))
 
 
 def _same(given: sympy.Expr, expected: sympy.Expr, settings: Settings) -> _Verdict:
@@ -446,7 +458,7 @@ def _complex(value: complex) -> str:
 
 
 def _show(value: sympy.Expr) -> str:
-    return sympy.sstr(value, full_prec=False).replace("oo", "∞")
+    return sympy.sstr(value, full_prec=False).replace("zoo", "∞").replace("oo", "∞")
 
 
 # -- intervals -------------------------------------------------------------------------------
@@ -492,12 +504,20 @@ def _interval(text: str) -> _Interval:
     raise Unparseable(f"{text!r} is not an interval")
 
 
+def _start(interval: _Interval) -> float:
+    try:
+        return float(interval.low)
+    except TypeError:
+        return math.inf  # symbolic ends sort last, in the order written
+
+
 def _intervals(gold: str, pred: str, settings: Settings) -> _Verdict:
     expected = _gold(intervals, gold)
     given = intervals(pred)
     shown = f"{' ∪ '.join(map(str, given))} vs {' ∪ '.join(map(str, expected))}"
     if len(given) != len(expected):
         return _Verdict(False, f"{shown}: a different number of intervals")
+    given, expected = sorted(given, key=_start), sorted(expected, key=_start)
     for one, other in zip(given, expected):
         if (one.left_closed, one.right_closed) != (other.left_closed, other.right_closed):
             return _Verdict(False, f"{shown}: the brackets differ")

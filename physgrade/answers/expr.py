@@ -80,7 +80,8 @@ class Token:
 def _words(word: str) -> list[str]:
     """A run of letters as names: known words whole, everything else letter by letter.
 
-    Four unknown letters in a row are a word, not a product (``system``, ``answer``): refused.
+    Four unknown letters in a row make a word, not a product (``system``, ``meters``): the run
+    is returned whole, for the parser to refuse or to leave to the unit that follows a number.
     """
     names, index = [], 0
     while index < len(word):
@@ -93,7 +94,7 @@ def _words(word: str) -> list[str]:
             names.append(word[index])
             index += 1
             if len(names) >= 4 and all(len(name) == 1 for name in names[-4:]):
-                raise Unparseable(f"{word!r} is a word, not a formula")
+                return [word]
     return names
 
 
@@ -107,7 +108,11 @@ def tokens(text: str) -> list[Token]:
         kind = match.lastgroup
         if kind == "word":
             offset = match.start()
-            for name in _words(match.group()):
+            names = _words(match.group())
+            if names == [match.group()] and match.group() not in _WORDS and len(names[0]) > 1:
+                found.append(Token("word", match.group(), offset))
+                names = []
+            for name in names:
                 found.append(Token("name", name, offset))
                 offset += len(name)
         elif kind != "space":
@@ -254,7 +259,14 @@ class _Parser:
             elif self._differential_ahead():
                 break
             elif self.starts_factor(implicit=True):
-                product = product * self.factor()
+                saved = self.position
+                try:
+                    product = product * self.factor()
+                except Unparseable:
+                    if not self.numeric:
+                        raise
+                    self.position = saved  # "2 \\frac{m}{s^2}": the unit starts here
+                    return product
             else:
                 return product
         return product
@@ -316,6 +328,8 @@ class _Parser:
             return True
         if token.kind == "name":
             return not self.numeric or token.text in ("pi",)
+        if token.kind == "word":
+            return not self.numeric
         if token.kind == "command":
             name = token.text[1:]
             if self.numeric:
@@ -353,6 +367,8 @@ class _Parser:
             return self.name()
         if token.kind == "command":
             return self.command()
+        if token.kind == "word":
+            raise Unparseable(f"{token.text!r} is a word, not a formula")
         if token.text in ("(", "[", "{"):
             closing = {"(": ")", "[": "]", "{": "}"}[self.take().text]
             self.enter()
@@ -469,8 +485,10 @@ class _Parser:
             numerator = self.group()
             return numerator / self.group()
         if name == "binom":
-            top = self.group()
-            return sympy.binomial(top, self.group())
+            top, bottom = self.group(), self.group()
+            if top.is_Number and abs(top) > MAX_FACTORIAL:
+                raise Unparseable(f"a binomial is read for whole numbers up to {MAX_FACTORIAL}")
+            return sympy.binomial(top, bottom)
         if name == "sqrt":
             index = None
             if self.accept("["):
@@ -600,7 +618,7 @@ def _number(text: str) -> sympy.Expr:
         value = sympy.Float(text)
     except (ValueError, TypeError) as error:
         raise Unparseable(f"{text!r} is not a number") from error
-    if value != 0 and abs(math.log10(abs(float(value)))) > MAX_DIGITS:
+    if float(value) != 0.0 and abs(math.log10(abs(float(value)))) > MAX_DIGITS:
         raise Unparseable("the number is too large")
     return value
 

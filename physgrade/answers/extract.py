@@ -119,7 +119,7 @@ def option_letters(text: str, options: str = "ABCDEFGHIJ") -> tuple[str, ...] | 
 
 def option_in_text(text: str, options: str = "ABCDEFGHIJ") -> tuple[str, ...] | None:
     """The last option a response names in prose ("... so the answer is (C)", "result: option B")."""
-    pattern = rf"\b(?:option|choice|answer(?:\s+is)?)\s*:?\s*[(\[]?([{options}])\b"
+    pattern = rf"\b(?:option|choice|answer)(?:\s+is)?\s*:?\s*[(\[]?([{options}])\b"
     found = re.findall(pattern, _EMPHASIS.sub(r"\2", text), re.IGNORECASE)
     found = [letter for letter in found if letter in options]
     return (found[-1],) if found else None

@@ -48,8 +48,10 @@ _OLD_FONT = re.compile(r"\{\\(?:rm|it|bf|mathrm)\s+([^{}]*)\}")
 _DROPPED = re.compile(
     r"\\(?:displaystyle|textstyle|scriptstyle|limits|nolimits|[bB]igg?[lrm]?|middle)(?![A-Za-z])"
     r"|\\left(?![A-Za-z])\.?|\\right(?![A-Za-z])\.?|\$|\\[()\[\]]|&|\\\\")
-_SPACES = re.compile(r"\\(?:[,;:! ]|quad|qquad|enspace|thinspace|medspace|thickspace)(?![A-Za-z])"
+_SPACES = re.compile(r"\\[,;:! ]|\\(?:quad|qquad|enspace|thinspace|medspace|thickspace)(?![A-Za-z])"
                      r"|\\hspace\*?\{[^{}]*\}|~")
+#: 1,500 or 12,000,000 (no space after the commas): one number, not a list.
+_THOUSANDS = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d.,])")
 _FRAC_VARIANTS = re.compile(r"\\[dt]frac(?![A-Za-z])|\\cfrac(?![A-Za-z])")
 _GROUPED_DIGITS = re.compile(r"(?<=\d)\{,\}(?=\d)")
 _TRAILING = re.compile(r"[\s.;。]+$")
@@ -105,6 +107,7 @@ def clean(text: str) -> str:
     text = _SPACES.sub(" ", text)
     text = _FRAC_VARIANTS.sub(r"\\frac", text)
     text = _GROUPED_DIGITS.sub("", text)
+    text = _THOUSANDS.sub(lambda m: m.group().replace(",", ""), text)
     text = _OLD_FONT.sub(r"\1", text)
     text = _unwrap(text, _WRAPPER, lambda _m, argument: " " + argument + " ")
     text = _unwrap(text, _DOTS, lambda m, argument: f" {argument.strip()}_{{{m.group(1)}}}")

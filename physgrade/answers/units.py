@@ -20,10 +20,9 @@ from . import expr
 from .latex import Unparseable, braced
 
 #: Names pint reads otherwise than physics answers mean them.
-_DEFINITIONS = (
-    "gauss = 1e-4 * tesla = G = Gs",  # pint's gauss is the Gaussian-system unit
-    "astronomical_unit = 149597870700 * meter = AU = au",  # pint's AU is absorbance
-)
+_DEFINITIONS = ("si_gauss = 1e-4 * tesla",)  # pint's gauss belongs to the Gaussian system
+#: Names pint reads otherwise than physics answers mean them: G is a gauss, AU a distance.
+_RENAMED = ((r"\b(?:G|Gs|gauss)\b", "si_gauss"), (r"\b(?:AU|au)\b", "astronomical_unit"))
 #: Constants used as units, written with subscripts pint's names do not have.
 _CONSTANT_UNITS = ((r"\\mu_\{?\s*B\s*\}?", " bohr_magneton "), (r"\bm_\{?\s*[0e]\s*\}?", " electron_mass "),
                    (r"\ba_\{?\s*0\s*\}?", " bohr_radius "), (r"\\hbar", " hbar "))
@@ -70,10 +69,10 @@ def is_missing(unit: str | None) -> bool:
 
 def pint_syntax(text: str) -> str:
     """A cleaned unit (LaTeX or plain) in pint's syntax, or :class:`Unparseable` if it is not one."""
-    unit = text.strip()
+    unit = re.sub(r"_\{\s*([A-Za-z0-9]+)\s*\}", r"_\1", text.strip())
     unit = re.sub(r"\^\s*\{?\s*\\circ\s*\}?\s*([CF])\b", r" deg\1 ", unit)
     unit = re.sub(r"\^\s*\{?\s*\\circ\s*\}?", " degree ", unit)
-    for pattern, name in _CONSTANT_UNITS:
+    for pattern, name in _CONSTANT_UNITS + _RENAMED:
         unit = re.sub(pattern, name, unit)
     unit = re.sub(r"\\mu\s*", "u", unit)
     unit = unit.replace(r"\Omega", "ohm").replace(r"\AA", "angstrom").replace("%", " percent ")
@@ -83,7 +82,7 @@ def pint_syntax(text: str) -> str:
         denominator, end = braced(unit, end)
         unit = f"{unit[:match.start()]}({numerator})/({denominator}){unit[end:]}"
     unit = re.sub(r"\^\s*\{\s*([-+]?\s*\d+(?:\.\d+)?)\s*\}", r"**(\1)", unit)
-    unit = re.sub(r"\^\s*\(?\s*([-+]?\s*\d+)\s*\)?", r"**(\1)", unit)
+    unit = re.sub(r"\^\s*(?:\(\s*([-+]?\s*\d+)\s*\)|([-+]?\s*\d+))", r"**(\1\2)", unit)
     unit = unit.replace("{", " ").replace("}", " ")
     if (not _UNIT_ALPHABET.fullmatch(unit) or re.search(r"\d{3,}", unit)
             or re.search(r"\*\*\s*\(?[-+\d\s.]*\)?\s*\*\*", unit)):
@@ -109,7 +108,10 @@ def quantity(text: str, unit: str | None = None) -> Quantity | None:
     prefix = expr.parse_prefix(text)
     if prefix is None or prefix.value.free_symbols:
         return None
-    value = complex(prefix.value.evalf())
+    try:
+        value = complex(prefix.value.evalf())
+    except (OverflowError, ValueError, TypeError) as error:
+        raise Unparseable("the number cannot be computed (too large?)") from error
     if value.imag or not sympy.Float(value.real).is_finite:
         return None
     rest = text[prefix.end:].strip()

@@ -46,19 +46,31 @@ class Summary:
         return ", ".join(parts)
 
 
+_REQUESTS = ("SELECT r.id, r.response, q.answer, q.answer_type, q.unit, q.options FROM responses r "
+             "JOIN questions q ON q.id = r.question_id WHERE trim(coalesce(q.answer, '')) != ''")
+
+
+def _request(response: str, answer: str, answer_type: str | None, unit: str | None,
+             options: str | None) -> Request:
+    return Request(answer, response, "MC" if options else answer_type, unit)
+
+
+def request_for(project: Project, response_id: str) -> Request | None:
+    """The check of one response, or None if its question has no reference answer."""
+    row = project.conn.execute(_REQUESTS + " AND r.id = ?", (response_id,)).fetchone()
+    return None if row is None else _request(*row[1:])
+
+
 def requests(project: Project, settings: Settings, recheck: bool = False
              ) -> tuple[list[tuple[str, Request]], int]:
     """The responses to check (id and request) and how many this rater already assessed."""
     done = set() if recheck else assessed(project, settings)
     todo, already = [], 0
-    for rid, response, answer, answer_type, unit, options in project.conn.execute(
-            "SELECT r.id, r.response, q.answer, q.answer_type, q.unit, q.options FROM responses r "
-            "JOIN questions q ON q.id = r.question_id WHERE trim(coalesce(q.answer, '')) != '' "
-            "ORDER BY r.id"):
+    for rid, *fields in project.conn.execute(_REQUESTS + " ORDER BY r.id"):
         if rid in done:
             already += 1
             continue
-        todo.append((rid, Request(answer, response, "MC" if options else answer_type, unit)))
+        todo.append((rid, _request(*fields)))
     return todo, already
 
 
