@@ -744,3 +744,21 @@ def test_no_code_runs(monkeypatch, tmp_path):
     verdict(r"\frac{m v^2}{2}", "0.5 m v^2", EQ)
     verdict("15 m/s", "54 km/h", EQ)
     verdict("x = y", "y = x", EQ)
+
+
+# -- regressions found by benchmarks/bench_answers.py -----------------------------------------
+
+def test_a_bracketed_expression_is_not_an_aside():
+    """``\\left(...\\right)`` at the end is maths, not a remark such as "228 s (3.8 min)"."""
+    verdict(r"\frac{1}{2}\left(1+\cos \frac{\pi}{2 N}\right)",
+            r"\frac{1}{2}\left(1-\sin \frac{\pi}{3 N}\right)", NE, "different", answer_type="NV")
+    verdict("228 s", "228 s (3.8 min)", EQ, "equal")
+
+
+def test_celsius_tolerance_is_taken_on_the_celsius_value():
+    verdict(r"37 ^\circ \mathrm{C}", r"38.85 ^\circ C", NE, "more than 2% of 37°C")
+    verdict(r"25^{\circ}\mathrm{C}", r"298.15 \mathrm{K}", EQ, "equal")
+
+
+def test_prefixed_ohms():
+    verdict("3.3", r"3300 \Omega", EQ, "equal", answer_type="NV", unit=r"\mathrm{k}\Omega")

@@ -236,8 +236,13 @@ def _options(gold: str, pred: str, response: str) -> _Verdict:
 def _value_text(text: str) -> str:
     """What an answer comes to: the last side of ``v = \\sqrt{2gh} \\approx 6.3 m/s``, without a
     trailing aside such as "228 s (3.8 min)"."""
-    value = re.split(r"(?<![<>!\\])=|\\approx|\\simeq", text)[-1].strip()
-    return re.sub(r"\s+\([^()]*\)$", "", value)
+    return re.split(r"(?<![<>!\\])=|\\approx|\\simeq", text)[-1].strip()
+
+
+def _without_aside(text: str) -> str | None:
+    """``228 s (3.8 min)`` without its parenthesis, or None if it has none."""
+    bare = re.sub(r"\s+\([^()]*\)$", "", text)
+    return bare if bare != text else None
 
 
 def _numbers(gold: str, pred: str, unit: str | None, settings: Settings) -> _Verdict:
@@ -247,13 +252,7 @@ def _numbers(gold: str, pred: str, unit: str | None, settings: Settings) -> _Ver
         expected = None  # "\\frac{3}{2} k_B T": a number times symbols, not a unit
     if expected is None:
         return _expressions(gold, pred, settings)  # a "numerical" answer written with symbols
-    try:
-        given = units.quantity(_value_text(pred))
-    except Unparseable:
-        counted = _COUNTED.fullmatch(_value_text(pred))  # "7 bright maxima": a number of things
-        if counted is None or expected.unit:
-            raise
-        given = units.quantity(counted.group(1))
+    given = _given_quantity(_value_text(pred), bool(expected.unit))
     if given is None:
         value = expr.parse(pred).value
         if not value.free_symbols:  # a closed form such as \\int_0^1 x^2 dx
@@ -274,6 +273,12 @@ def _numbers(gold: str, pred: str, unit: str | None, settings: Settings) -> _Ver
         unit = f" {expected.si_unit}" if expected.si_unit else ""
         shown = pair if given.unit == expected.unit else (
             f"{pair} ({given.si:.6g} vs {target:.6g}{unit} in SI)")
+        if expected.dimension == "temperature":  # 37 °C vs 38.85 °C is 5%, not 0.6% of 310 K
+            apart = abs(given.si - target)
+            same = apart <= settings.rtol * abs(expected.value)
+            return _Verdict(same, f"{shown}: equal" if apart < 1e-9 else (
+                f"{shown}: {apart:.3g} K apart, {'within' if same else 'more than'} "
+                f"{settings.rtol * 100:g}% of {expected.shown}"))
         return _close(given.si, target, settings, shown, given.significant)
 
     if expected.unit and given.unit:
@@ -295,6 +300,25 @@ def _numbers(gold: str, pred: str, unit: str | None, settings: Settings) -> _Ver
         return written
     converted = in_si(expected.value)
     return converted if converted.same else written
+
+
+def _given_quantity(text: str, unit_expected: bool) -> units.Quantity | None:
+    """The response's quantity, read leniently: "228 s (3.8 min)" is 228 s, "7 bright maxima"
+    is 7 when no unit is expected, and "1.05 (\\frac{1}{2} x)" is left to be read as an
+    expression (None)."""
+    try:
+        return units.quantity(text)
+    except Unparseable:
+        if (bare := _without_aside(text)) is not None:
+            try:
+                return units.quantity(bare)
+            except Unparseable:
+                pass
+        counted = _COUNTED.fullmatch(text)  # "7 bright maxima": a number of things
+        if counted is not None and not unit_expected:
+            return units.quantity(counted.group(1))
+        expr.parse(text)  # an expression after all? Otherwise the unit's message stands.
+        return None
 
 
 def _close(value: float, target: float, settings: Settings, shown: str,

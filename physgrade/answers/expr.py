@@ -282,6 +282,8 @@ class _Parser:
         base = self.postfix()
         if self._degrees():
             return base * sympy.pi / 180
+        if self.numeric and r"\circ" in (self.peek(1).text, self.peek(2).text):
+            return base  # "25^{\\circ}C": the unit reads the degree sign
         if self.peek().text == "^" and not (self.numeric and not self._factor_follows(1)):
             self.take()
             return _power(base, self.exponent())

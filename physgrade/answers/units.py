@@ -74,6 +74,7 @@ def pint_syntax(text: str) -> str:
     unit = re.sub(r"\^\s*\{?\s*\\circ\s*\}?", " degree ", unit)
     for pattern, name in _CONSTANT_UNITS + _RENAMED:
         unit = re.sub(pattern, name, unit)
+    unit = re.sub(r"\b([kMGmunp])\s*\\Omega", r"\1ohm", unit)  # \mathrm{k}\Omega
     unit = re.sub(r"\\mu\s*", "u", unit)
     unit = unit.replace(r"\Omega", "ohm").replace(r"\AA", "angstrom").replace("%", " percent ")
     unit = re.sub(r"\\(?:cdot|times|ast|cdotp)(?![A-Za-z])", "*", unit)
