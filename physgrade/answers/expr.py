@@ -303,13 +303,20 @@ class _Parser:
             return True
         return False
 
+    def enclosed(self, closing: str) -> sympy.Expr:
+        """The expression up to ``closing`` (its opening already taken), nesting counted; an
+        integral outside does not reach in, so ``\\int (x\\,dx) dy`` keeps its inner dx."""
+        self.enter()
+        saved, self.integrand = self.integrand, 0
+        value = self.sum()
+        self.integrand = saved
+        self.expect(closing)
+        self.depth -= 1
+        return value
+
     def exponent(self) -> sympy.Expr:
         if self.accept("{"):
-            self.enter()
-            value = self.sum()
-            self.expect("}")
-            self.depth -= 1
-            return value
+            return self.enclosed("}")
         if self.peek().text in ("-", "+"):
             return self.factor()
         return self.power()
@@ -372,14 +379,7 @@ class _Parser:
         if token.kind == "word":
             raise Unparseable(f"{token.text!r} is a word, not a formula")
         if token.text in ("(", "[", "{"):
-            closing = {"(": ")", "[": "]", "{": "}"}[self.take().text]
-            self.enter()
-            saved, self.integrand = self.integrand, 0
-            value = self.sum()
-            self.integrand = saved
-            self.expect(closing)
-            self.depth -= 1
-            return value
+            return self.enclosed({"(": ")", "[": "]", "{": "}"}[self.take().text])
         if token.text == "|":
             self.take()
             self.enter()
@@ -507,23 +507,11 @@ class _Parser:
         if name == "int":
             return self.integral()
         if name == "langle":
-            self.enter()
-            value = self.sum()
-            self.expect(r"\rangle")
-            self.depth -= 1
-            return sympy.Function("mean")(value)
+            return sympy.Function("mean")(self.enclosed(r"\rangle"))
         if name == "lvert":
-            self.enter()
-            value = self.sum()
-            self.expect(r"\rvert")
-            self.depth -= 1
-            return sympy.Abs(value)
+            return sympy.Abs(self.enclosed(r"\rvert"))
         if name == "{":
-            self.enter()
-            value = self.sum()
-            self.expect(r"\}")
-            self.depth -= 1
-            return value
+            return self.enclosed(r"\}")
         if name in _GREEK or name in _SAME_LETTER or name in ("hbar", "nabla"):
             return self.symbol_named(_SAME_LETTER.get(name, name))
         raise Unparseable(f"{text} is not supported in answers")
@@ -531,13 +519,7 @@ class _Parser:
     def group(self) -> sympy.Expr:
         """A command's argument: a brace group, or a single token as in ``\\frac12``."""
         if self.accept("{"):
-            self.enter()
-            saved, self.integrand = self.integrand, 0
-            value = self.sum()
-            self.integrand = saved
-            self.expect("}")
-            self.depth -= 1
-            return value
+            return self.enclosed("}")
         token = self.peek()
         if token.kind == "number" and len(token.text) > 1 and token.text.isdigit():
             # \frac12: each argument is one digit.
@@ -577,11 +559,7 @@ class _Parser:
     def limit(self) -> sympy.Expr:
         """An integral's limit: a brace group or one signed primary (``_0^\\infty``, ``_{-a}``)."""
         if self.accept("{"):
-            self.enter()
-            value = self.sum()
-            self.expect("}")
-            self.depth -= 1
-            return value
+            return self.enclosed("}")
         if self.accept("-"):
             return -self.postfix()
         return self.postfix()
