@@ -24,7 +24,7 @@ Targets (issue: rule-based answer checking), each measured in this one run:
 
 The answer set is ``benchmarks/data/answer_set.jsonl`` (written for this benchmark, not taken
 from a dataset) unless ``--answers`` names files; the speed mix is drawn from the same set.
-References are split into parts with the checker's own helpers (``compare._gold_parts`` and its
+References are split into parts with the checker's own helpers (``compare.reference_parts`` and its
 neighbours), so that each variant lines up part by part with what the checker compares.
 
     python benchmarks/bench_answers.py [--answers FILE_OR_GLOB ...] [--checks 1000]
@@ -51,6 +51,7 @@ from sympy.core.function import AppliedUndef
 from sympy.printing.latex import LatexPrinter
 
 from physgrade.answers import compare, expr, latex, units
+from physgrade.answers.compare import Part
 from physgrade.answers.latex import Unparseable
 from physgrade.answers.sandbox import Checker, Request
 
@@ -97,24 +98,12 @@ def load(patterns: list[str]) -> list[Record]:
     return records
 
 
-@dataclass
-class Part:
-    """One part of a reference as the checker splits it: its cleaned text, type and unit."""
-
-    text: str
-    kind: str
-    unit: str | None
-
-
 def parts_of(record: Record) -> list[Part] | None:
     """The reference's parts, split exactly as ``compare.check`` splits them (None if it can't)."""
     try:
-        texts = compare._gold_parts(record.answers, record.answer_type)
-        kinds = compare._types(record.answer_type, texts)
-        part_units = compare._units(record.unit, len(texts))
+        return compare.reference_parts(record.answers, record.answer_type, record.unit)
     except Unparseable:
         return None
-    return [Part(t, k, u) for t, k, u in zip(texts, kinds, part_units)]
 
 
 # -- numbers -----------------------------------------------------------------------------------
@@ -205,7 +194,7 @@ def quantity(part: Part) -> Quantity | None:
     with its unit; None for closed forms (``\\frac{3}{5}``, ``2\\sqrt{2}``) and anything else."""
     if part.kind != "NV":
         return None
-    text = compare._value_text(part.text)
+    text = compare.value_text(part.text)
     try:
         prefix = expr.parse_prefix(text)
     except Unparseable:
@@ -500,7 +489,7 @@ def scientific_part(part: Part) -> str | None:
 
 def _stated_unit(part: Part) -> str | None:
     """The unit as the reference states it in its text (None if only the unit field has it)."""
-    text = compare._value_text(part.text)
+    text = compare.value_text(part.text)
     prefix = expr.parse_prefix(text)
     rest = text[prefix.end:].strip() if prefix else ""
     return rest or None
@@ -710,7 +699,7 @@ def measure_speed(records: list[Record], count: int, workers: int, time_limit: f
     requests = speed_requests(records, count)
     kinds = Counter()
     for item in requests:
-        declared = compare._declared(item.answer_type)
+        declared = compare.declared_types(item.answer_type)
         kinds["compound" if len(declared) > 1 else (declared[0] if declared else "?")] += 1
     started = time.perf_counter()
     with Checker(workers=workers, time_limit=time_limit) as checker:
@@ -870,8 +859,8 @@ def main() -> None:
     patterns = args.answers or [str(DEFAULT_ANSWERS)]
     records = load(patterns)
     label = ", ".join(patterns) if args.answers else "benchmarks/data/answer_set.jsonl"
-    types = Counter("compound" if len(compare._declared(r.answer_type)) > 1
-                    else (compare._declared(r.answer_type) or ["?"])[0] for r in records)
+    types = Counter("compound" if len(compare.declared_types(r.answer_type)) > 1
+                    else (compare.declared_types(r.answer_type) or ["?"])[0] for r in records)
     print(f"answer set: {len(records)} references ({', '.join(f'{k} {v}' for k, v in types.most_common())})")
     measure_speed(records, args.checks, args.workers, args.time_limit)
     measure_robustness(records, args.workers, args.time_limit, args.verbose, label)

@@ -48,18 +48,17 @@ def check(gold: str, pred: str, answer_type: str | None = None, unit: str | None
     if found is None:
         return Check(Outcome.NO_ANSWER, "no final answer found in the response")
     try:
-        gold_parts = _gold_parts(gold, answer_type)
+        reference = reference_parts(gold, answer_type, unit)
     except Unparseable as error:
         return Check(Outcome.UNPARSEABLE, f"reference answer: {error}", found.text)
-    types = _types(answer_type, gold_parts)
-    units_ = _units(unit, len(gold_parts))
-    pred_parts = _pred_parts(found, len(gold_parts), types)
+    gold_parts = [part.text for part in reference]
+    pred_parts = _pred_parts(found, len(reference), [part.kind for part in reference])
     if len(pred_parts) != len(gold_parts):
         return Check(Outcome.NOT_EQUIVALENT, f"the reference has {len(gold_parts)} answers; the "
                      f"response gives {len(pred_parts)}", found.text)
     verdicts = []
-    for index, (gold_part, pred_part, kind, part_unit) in enumerate(
-            zip(gold_parts, pred_parts, types, units_)):
+    for index, (part, pred_part) in enumerate(zip(reference, pred_parts)):
+        gold_part, kind, part_unit = part.text, part.kind, part.unit
         try:
             try:
                 verdicts.append(_compare(kind, gold_part, pred_part, part_unit, settings, pred))
@@ -96,18 +95,35 @@ def _numbered(index: int, count: int, text: str) -> str:
     return text if count == 1 else f"part {index + 1}: {text}"
 
 
+@dataclass(frozen=True)
+class Part:
+    """One answer of a reference: its cleaned text, its atomic type and its unit, if any."""
+
+    text: str
+    kind: str
+    unit: str | None
+
+
+def reference_parts(gold: str, answer_type: str | None = None,
+                    unit: str | None = None) -> list[Part]:
+    """A reference answer split as the checks split it: one part per sub-question."""
+    texts = _gold_parts(gold, answer_type)
+    return [Part(*fields) for fields in zip(texts, _types(answer_type, texts),
+                                            _units(unit, len(texts)))]
+
+
 def _gold_parts(gold: str, answer_type: str | None) -> list[str]:
     if not gold or not gold.strip():
         raise Unparseable("the reference answer is empty")
     boxes = latex.boxed(gold)
     parts = [latex.clean(box) for box in boxes] if len(boxes) > 1 else [latex.clean(gold)]
-    declared = _declared(answer_type)
+    declared = declared_types(answer_type)
     if len(parts) == 1 and declared not in (["IN"], ["MC"]) and not extract.option_letters(parts[0]):
         parts = latex.split_top_level(parts[0])
     return [part for part in parts if part]
 
 
-def _declared(answer_type: str | None) -> list[str]:
+def declared_types(answer_type: str | None) -> list[str]:
     """The atomic types an answer-type field names ("NV", "EX, NV", "numerical"); [] if none."""
     if not answer_type:
         return []
@@ -122,7 +138,7 @@ def _declared(answer_type: str | None) -> list[str]:
 
 
 def _types(answer_type: str | None, parts: list[str]) -> list[str]:
-    declared = _declared(answer_type)
+    declared = declared_types(answer_type)
     if len(declared) == len(parts):
         return declared
     if len(declared) == 1 and len(parts) > 1 and answer_type and "compound" not in answer_type:
@@ -233,7 +249,7 @@ def _options(gold: str, pred: str, response: str) -> _Verdict:
 
 # -- numbers ---------------------------------------------------------------------------------
 
-def _value_text(text: str) -> str:
+def value_text(text: str) -> str:
     """What an answer comes to: the last side of ``v = \\sqrt{2gh} \\approx 6.3 m/s``, without a
     trailing aside such as "228 s (3.8 min)"."""
     return re.split(r"(?<![<>!\\])=|\\approx|\\simeq", text)[-1].strip()
@@ -247,12 +263,12 @@ def _without_aside(text: str) -> str | None:
 
 def _numbers(gold: str, pred: str, unit: str | None, settings: Settings) -> _Verdict:
     try:
-        expected = units.quantity(_value_text(gold), unit)
+        expected = units.quantity(value_text(gold), unit)
     except Unparseable:
         expected = None  # "\\frac{3}{2} k_B T": a number times symbols, not a unit
     if expected is None:
         return _expressions(gold, pred, settings)  # a "numerical" answer written with symbols
-    given = _given_quantity(_value_text(pred), bool(expected.unit))
+    given = _given_quantity(value_text(pred), bool(expected.unit))
     if given is None:
         value = expr.parse(pred).value
         if not value.free_symbols:  # a closed form such as \\int_0^1 x^2 dx

@@ -69,7 +69,10 @@ def _serve(connection: Connection, settings: Settings, memory_mb: int) -> None:
     except (OSError, ValueError):
         pass  # no /proc (macOS) or a hard limit already lower: run without our cap
     while True:
-        request = connection.recv()
+        try:
+            request = connection.recv()
+        except EOFError:
+            return  # the caller went away without closing us
         if request is None:
             return
         try:
@@ -177,7 +180,7 @@ class Checker:
                     if worker.job is None and pending:
                         job, request = pending.popleft()
                         waiting[job] = request
-                        worker.send(job, request, self.time_limit)
+                        self._send(worker, job, request)
                 busy = [worker for worker in self._workers if worker.job is not None]
                 if not busy:
                     break
@@ -207,6 +210,14 @@ class Checker:
                 if worker.job is not None:
                     self._restart(index)
             raise
+
+    def _send(self, worker: _Worker, job: int, request: Request) -> None:
+        try:
+            worker.send(job, request, self.time_limit)
+        except (BrokenPipeError, OSError):  # the worker died while idle: give it a successor
+            index = self._workers.index(worker)
+            self._restart(index)
+            self._workers[index].send(job, request, self.time_limit)
 
     def _receive(self, index: int) -> Check:
         try:
