@@ -284,6 +284,81 @@ def cmd_verify(args: argparse.Namespace) -> None:
     print(f"{summary.text()}; stored as the rater {verify.RATER}" + (f" [{label}]" if label else ""))
 
 
+def _embedder(args: argparse.Namespace):
+    """The embedding engine for ``--model`` and ``--quantize``, with the provider it runs on."""
+    from physgrade.dedup.engine import Embedder
+    from physgrade.dedup.models import ModelError, resolve
+
+    try:
+        return Embedder(resolve(args.model, args.quantize,
+                                notify=lambda message: print(message, file=sys.stderr)))
+    except ModelError as exc:
+        raise CommandError(str(exc)) from exc
+
+
+def cmd_embed(args: argparse.Namespace) -> None:
+    from physgrade.dedup.run import embed_project
+
+    with Project.open(args.db) as project:
+        embedder = _embedder(args)
+        with progress_task() as task:
+            total, new = embed_project(project, embedder, task)
+    print(f"{total:,} questions embedded with {embedder.model.name} on {embedder.provider} "
+          f"({new:,} new, {total - new:,} already stored)")
+
+
+def cmd_dedup(args: argparse.Namespace) -> None:
+    from physgrade.dedup import pairs
+    from physgrade.dedup.audit import DEFAULT_COSINE, Thresholds
+    from physgrade.dedup.run import audit_project, with_labels
+    from physgrade.dedup.texts import load_set
+
+    thresholds = Thresholds(args.jaccard, DEFAULT_COSINE if args.cosine is None else args.cosine)
+    against = load_set(args.against) if args.against else None
+    say = sys.stderr if args.json else sys.stdout
+    with Project.open(args.db) as project:
+        embedder = _embedder(args)
+        with progress_task() as task:
+            audit = audit_project(project, embedder, against, thresholds, task)
+        summary = audit.result.summary
+        print(f"{audit.result.n_a:,} questions against "
+              f"{'themselves' if against is None else f'{audit.result.n_b:,} in {args.against}'}"
+              f" with {audit.model} on {audit.provider}: {len(audit.result.pairs):,} candidate "
+              f"pairs\n{summary.text()}", file=say)
+        if args.judge:
+            _judge_pairs(args, project, audit.source, say)
+            audit = with_labels(project, audit)
+        if args.out:
+            pairs.write_csv(project, args.out, pairs.stored_pairs(project, audit.source))
+            print(f"pairs written to {args.out}", file=say)
+    if args.json:
+        print(json.dumps(audit.as_json(), ensure_ascii=False))
+
+
+def _judge_pairs(args: argparse.Namespace, project: Project, source: str, say) -> None:
+    """Stage 3: ask ``--judge`` about every pair of ``source`` it has not labelled yet."""
+    from physgrade.judge import duplicates
+    from physgrade.judge.client import connect
+    from physgrade.judge.pricing import price_for
+    from physgrade.judge.prompts import Prompts
+    from physgrade.judge.purposes import run_plan
+
+    prompts = Prompts.load(args.prompts)
+    price = price_for(args.judge, args.price_in, args.price_out)
+    plan = duplicates.plan(project, args.judge, prompts, price=price, source=source)
+    print(f"judging pairs with {plan.text()}", file=say)
+    if not plan.pending:
+        return
+    client = connect(args.timeout, args.max_retries)
+    with progress_task() as task:
+        summary = run_plan(project, client, plan, prompts, price, args.concurrency, task)
+    print(summary.text(), file=say)
+    if summary.stopped in ("cancelled", "interrupted"):
+        raise Cancelled()
+    if summary.stopped:
+        raise CommandError(f"the judge stopped early: {summary.stopped}")
+
+
 def cmd_demo(args: argparse.Namespace) -> None:
     path = Path(args.db) if args.db else default_demo_path()
     with progress_task() as task:
@@ -417,6 +492,38 @@ def build_parser() -> argparse.ArgumentParser:
     _answer_arguments(p, workers=True)
     p.set_defaults(func=cmd_verify)
 
+    p = sub.add_parser("embed", help="embed every question (kept in the project, never twice)")
+    p.add_argument("db")
+    _model_arguments(p)
+    p.set_defaults(func=cmd_embed)
+
+    p = sub.add_parser("dedup", help="find near-duplicate questions within the project or "
+                                     "against another set")
+    p.add_argument("db")
+    p.add_argument("--against", metavar="SRC",
+                   help="another project file, or a questions file (JSON Lines, JSON or CSV "
+                        "with id, question and options)")
+    p.add_argument("--jaccard", type=float, default=0.4, metavar="J",
+                   help="word 5-gram Jaccard threshold of stage 1 (default 0.4)")
+    p.add_argument("--cosine", type=float, default=None, metavar="C",
+                   help="embedding cosine threshold of stage 2 (default: the value calibrated "
+                        "for the embedded model, see the README; set it for another model)")
+    p.add_argument("--judge", metavar="MODEL",
+                   help="stage 3: ask this Anthropic model whether each pair is a close "
+                        "duplicate or a same-topic neighbour (ANTHROPIC_API_KEY)")
+    p.add_argument("--out", metavar="FILE.csv", help="write the pairs of this audit as CSV")
+    p.add_argument("--json", action="store_true",
+                   help='print {"provider", "n_a", "n_b", "pairs": [...]} on stdout')
+    _model_arguments(p)
+    p.add_argument("--concurrency", type=int, default=8, metavar="K",
+                   help="judge calls in flight at once (default 8)")
+    p.add_argument("--price-in", type=float, metavar="USD",
+                   help="judge price per million input tokens, for a model the price table lacks")
+    p.add_argument("--price-out", type=float, metavar="USD",
+                   help="judge price per million output tokens")
+    _client_arguments(p)
+    p.set_defaults(func=cmd_dedup)
+
     p = sub.add_parser("demo", help="create (or reopen) the bundled demo project and open it")
     p.add_argument("--db", help="where to keep the demo project (default: your data folder)")
     p.add_argument("--no-gui", action="store_true", help="only create it; do not open the app")
@@ -435,6 +542,15 @@ def _client_arguments(p: argparse.ArgumentParser) -> None:
                    help="seconds to wait for one answer (default 120)")
     p.add_argument("--max-retries", type=int, default=4,
                    help="retries of rate limits, overload, server errors and timeouts (default 4)")
+
+
+def _model_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", metavar="PATH",
+                   help="a local sentence-transformers folder or .onnx file (default: the "
+                        "embedded all-MiniLM-L6-v2)")
+    p.add_argument("--quantize", action="store_true",
+                   help="use an int8 copy of the model (faster on CPUs, slightly different "
+                        "scores)")
 
 
 def _answer_arguments(p: argparse.ArgumentParser, workers: bool = False) -> None:

@@ -277,3 +277,19 @@ class Project:
                 "updated_at = excluded.updated_at, extra = coalesce(excluded.extra, bloom_labels.extra)",
                 (question_id, annotator_id, cognitive, knowledge, now_iso(),
                  json.dumps(extra, ensure_ascii=False) if extra else None))
+
+    def set_duplicate_decision(self, pair_id: int, reviewer: str, decision: str | None) -> None:
+        """Record a reviewer's verdict on a candidate pair ("confirmed" a duplicate, or
+        "rejected"; None withdraws it), committed at once."""
+        if decision not in (None, "confirmed", "rejected"):
+            raise ProjectError(f"a duplicate decision is 'confirmed' or 'rejected', not "
+                               f"{decision!r}")
+        if not reviewer.strip():
+            raise ProjectError("a decision needs a reviewer's name")
+        with self.transaction():
+            changed = self.conn.execute(
+                "UPDATE duplicate_pairs SET decision = ?, decided_by = ?, decided_at = ? "
+                "WHERE id = ?", (decision, reviewer if decision else None,
+                                 now_iso() if decision else None, pair_id)).rowcount
+            if not changed:
+                raise ProjectError(f"no candidate pair {pair_id}")

@@ -43,3 +43,10 @@ class Task:
         if self._progress is not None:
             self._progress(done, total, stage)
         self.check()
+
+    def part(self, offset: int, total: int) -> "Task":
+        """This task as seen by one part of the work: the part's progress counts on from
+        ``offset`` towards ``total``, and cancelling either cancels both."""
+        child = Task(lambda done, _total, stage: self.report(offset + done, total, stage))
+        child._cancel = self._cancel
+        return child

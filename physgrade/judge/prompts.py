@@ -29,12 +29,14 @@ PLACEHOLDERS: dict[str, frozenset[str]] = {
     "multiple_choice.md": frozenset({"option_list", "answer_maximum"}),
     "bloom_system.md": frozenset(),
     "bloom.md": frozenset({"question", "options", "topic"}),
+    "duplicate_system.md": frozenset(),
+    "duplicate.md": frozenset({"problem_a", "problem_b"}),
 }
 #: Placeholders filled with the templates' own text, which is trusted.
 TRUSTED = frozenset({"options", "answer_maximum", "criteria"})
 #: The tags templates wrap untrusted text in; the same tags inside that text are defused.
 DATA_TAGS = ("question", "options", "reference_solution", "reference_answer", "formulation",
-             "solution", "final_answer", "response", "topic")
+             "solution", "final_answer", "response", "topic", "problem_a", "problem_b")
 _TAG = re.compile(r"<(\s*/?\s*(?:" + "|".join(DATA_TAGS) + r")\b)", re.IGNORECASE)
 
 

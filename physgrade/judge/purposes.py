@@ -1,8 +1,8 @@
-"""What a judge can be asked for, and running a planned job of either kind.
+"""What a judge can be asked for, and running a planned job of any kind.
 
-Each purpose (P-REFS verdicts, Bloom suggestions) says how its prompt version is derived, how
-its requests are built and how its answers are stored; the runner and the batches need nothing
-else, so a further purpose (such as judging duplicate pairs) plugs in here.
+Each purpose (P-REFS verdicts, Bloom suggestions, duplicate-pair labels) says how its prompt
+version is derived, how its requests are built and how its answers are stored; the runner and
+the batches need nothing else, so a further purpose plugs in here.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from physgrade.judge import bloom, verdicts
+from physgrade.judge import bloom, duplicates, verdicts
 from physgrade.judge.pricing import Price
 from physgrade.judge.prompts import Prompts
 from physgrade.judge.runner import Job, Plan, RunSummary, run
@@ -34,7 +34,9 @@ class Purpose:
 PURPOSES = {verdicts.PURPOSE: Purpose(verdicts.prompt_version, verdicts.plan, verdicts.jobs,
                                       verdicts.store, verdicts.stored),
             bloom.PURPOSE: Purpose(bloom.prompt_version, bloom.plan, bloom.jobs, bloom.store,
-                                   bloom.stored)}
+                                   bloom.stored),
+            duplicates.PURPOSE: Purpose(duplicates.prompt_version, duplicates.plan,
+                                        duplicates.jobs, duplicates.store, duplicates.stored)}
 
 
 def run_plan(project: Project, client: "anthropic.Anthropic", plan: Plan, prompts: Prompts,

@@ -15,6 +15,8 @@ from physgrade.taxonomy import BLOOM_COGNITIVE, BLOOM_KNOWLEDGE
 
 SCORE_TOOL = "record_scores"
 BLOOM_TOOL = "record_bloom"
+DUPLICATE_TOOL = "record_duplicate"
+DUPLICATE_LABELS = ("close_duplicate", "same_topic")
 
 
 class InvalidOutput(ValueError):
@@ -34,6 +36,12 @@ class Verdict:
 class BloomSuggestion:
     cognitive: str
     knowledge: str
+    rationale: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class DuplicateLabel:
+    label: str
     rationale: str | None
 
 
@@ -117,3 +125,23 @@ def read_bloom(answer: object) -> BloomSuggestion:
     return BloomSuggestion(found["cognitive"], found["knowledge"],
                            rationale.strip() if isinstance(rationale, str) and rationale.strip()
                            else None)
+
+
+def duplicate_tool() -> dict[str, Any]:
+    """The ``record_duplicate`` tool: is a candidate pair one problem or two?"""
+    return {"name": DUPLICATE_TOOL,
+            "description": "Record whether the two problems are the same problem.",
+            "input_schema": {"type": "object", "properties": {
+                "label": {"type": "string", "enum": list(DUPLICATE_LABELS)},
+                "rationale": {"type": "string", "description": "One or two sentences."}},
+                "required": ["label", "rationale"]}}
+
+
+def read_duplicate(answer: object) -> DuplicateLabel:
+    """The label in a ``record_duplicate`` input, checked against the two allowed."""
+    label = answer.get("label") if isinstance(answer, dict) else None
+    if label not in DUPLICATE_LABELS:
+        raise InvalidOutput(f"label must be one of {', '.join(DUPLICATE_LABELS)}, not {label!r}")
+    rationale = answer.get("rationale")
+    return DuplicateLabel(label, rationale.strip() if isinstance(rationale, str)
+                          and rationale.strip() else None)

@@ -1,0 +1,125 @@
+"""Sentence embeddings with ONNX Runtime: tokenize, batch by length, run, pool, normalise.
+
+The engine needs no PyTorch: the fast tokenizer, numpy and an ONNX Runtime session do all the
+work. Texts are sorted by length and cut into batches of similar length under a budget of
+padded tokens, so little work goes into padding. The execution providers are always named:
+CUDA when a CUDA device can be used, else the CPU.
+"""
+
+from __future__ import annotations
+
+import ctypes.util
+from typing import TYPE_CHECKING, Sequence
+
+import numpy as np
+
+from physgrade.dedup.models import ModelFiles
+from physgrade.tasks import Task
+
+if TYPE_CHECKING:
+    import onnxruntime
+
+CUDA = "CUDAExecutionProvider"
+CPU = "CPUExecutionProvider"
+#: Padded tokens per batch: small enough to stay in cache, large enough to keep both cores busy.
+TOKEN_BUDGET = 1024
+MAX_BATCH = 64
+
+
+def default_providers() -> list[str]:
+    """CUDA then CPU when this ONNX Runtime has CUDA and a CUDA driver is installed; else CPU.
+
+    Checking for the driver first keeps ONNX Runtime from logging a failed CUDA start on every
+    machine without a GPU.
+    """
+    import onnxruntime
+
+    has_driver = ctypes.util.find_library("cuda") is not None
+    if has_driver and CUDA in onnxruntime.get_available_providers():
+        return [CUDA, CPU]
+    return [CPU]
+
+
+class Embedder:
+    """One model loaded for embedding; :attr:`provider` says where it runs."""
+
+    def __init__(self, model: ModelFiles, providers: Sequence[str] | None = None,
+                 threads: int = 0) -> None:
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        self.model = model
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = threads  # 0: one per physical core
+        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.log_severity_level = 3
+        self.session: onnxruntime.InferenceSession = onnxruntime.InferenceSession(
+            str(model.onnx), options, providers=list(providers or default_providers()))
+        self.inputs = {i.name for i in self.session.get_inputs()}
+        self.tokenizer = Tokenizer.from_file(str(model.tokenizer))
+        self.tokenizer.no_padding()
+        self.tokenizer.enable_truncation(model.max_length)
+        self.tokens_seen = 0  # word pieces embedded, padding excluded (for throughput figures)
+
+    @property
+    def provider(self) -> str:
+        """The execution provider the session runs on (the first that started)."""
+        return self.session.get_providers()[0]
+
+    @property
+    def dimension(self) -> int:
+        return int(self.session.get_outputs()[0].shape[-1])
+
+    def encode(self, texts: Sequence[str], task: Task | None = None) -> np.ndarray:
+        """L2-normalised float32 embeddings, one row per text, in the order given."""
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        if not texts:
+            return out
+        encodings = self.tokenizer.encode_batch(list(texts))
+        lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(texts))
+        done = 0
+        for batch in _batches(lengths):
+            width = int(lengths[batch].max())
+            ids = np.zeros((len(batch), width), dtype=np.int64)
+            mask = np.zeros_like(ids)
+            for row, index in enumerate(batch):
+                piece = encodings[index].ids
+                ids[row, :len(piece)] = piece
+                mask[row, :len(piece)] = 1
+            feed = {"input_ids": ids, "attention_mask": mask}
+            if "token_type_ids" in self.inputs:
+                feed["token_type_ids"] = np.zeros_like(ids)
+            hidden = self.session.run(None, feed)[0]
+            out[batch] = _pool(hidden, mask, self.model.pooling)
+            self.tokens_seen += int(lengths[batch].sum())
+            done += len(batch)
+            if task is not None:
+                task.report(done, len(texts), "embedding")
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        np.divide(out, norms, out=out, where=norms > 0)
+        return out
+
+
+def _batches(lengths: np.ndarray) -> list[np.ndarray]:
+    """Indices of texts in batches of similar length, each within the padded-token budget."""
+    order = np.argsort(lengths, kind="stable")
+    batches, start = [], 0
+    while start < len(order):
+        end = start + 1
+        while (end < len(order) and end - start < MAX_BATCH
+               and (end - start + 1) * lengths[order[end]] <= TOKEN_BUDGET):
+            end += 1
+        batches.append(order[start:end])
+        start = end
+    return batches
+
+
+def _pool(hidden: np.ndarray, mask: np.ndarray, mode: str) -> np.ndarray:
+    if hidden.ndim == 2:  # the graph pools by itself
+        return hidden
+    if mode == "cls":
+        return hidden[:, 0]
+    if mode == "max":
+        return np.where(mask[:, :, None] > 0, hidden, -np.inf).max(axis=1)
+    weights = mask[:, :, None].astype(hidden.dtype)
+    return (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
