@@ -314,7 +314,11 @@ def cmd_dedup(args: argparse.Namespace) -> None:
     from physgrade.dedup.texts import load_set
 
     thresholds = Thresholds(args.jaccard, DEFAULT_COSINE if args.cosine is None else args.cosine)
-    against = load_set(args.against) if args.against else None
+    try:
+        against = load_set(args.against, formats.parse_mapping(args.map or [])) \
+            if args.against else None
+    except FormatError as exc:
+        raise CommandError(f"cannot audit against it, nothing changed: {exc}") from None
     say = sys.stderr if args.json else sys.stdout
     with Project.open(args.db) as project:
         embedder = _embedder(args)
@@ -324,7 +328,7 @@ def cmd_dedup(args: argparse.Namespace) -> None:
         print(f"{audit.result.n_a:,} questions against "
               f"{'themselves' if against is None else f'{audit.result.n_b:,} in {args.against}'}"
               f" with {audit.model} on {audit.provider}: {len(audit.result.pairs):,} candidate "
-              f"pairs\n{summary.text()}", file=say)
+              f"pair{'' if len(audit.result.pairs) == 1 else 's'}\n{summary.text()}", file=say)
         if args.judge:
             _judge_pairs(args, project, audit.source, say)
             audit = with_labels(project, audit)
@@ -503,6 +507,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--against", metavar="SRC",
                    help="another project file, or a questions file (JSON Lines, JSON or CSV "
                         "with id, question and options)")
+    p.add_argument("--map", action="append", metavar="SRC=DST",
+                   help="rename a field of the --against file to physgrade's (repeatable), "
+                        "e.g. --map problem=question --map index=id")
     p.add_argument("--jaccard", type=float, default=0.4, metavar="J",
                    help="word 5-gram Jaccard threshold of stage 1 (default 0.4)")
     p.add_argument("--cosine", type=float, default=None, metavar="C",

@@ -218,12 +218,15 @@ def test_an_unavailable_estimate_reads_na_with_its_reason_at_hand(window: MainWi
 def test_starting_the_app_loads_no_report_machinery() -> None:
     # The report builder needs pandas, scipy and matplotlib (over a second to import), a judge
     # run the anthropic client; the app loads them when first needed, never at start-up. The
-    # answer checker's sympy and pint are imported only by its worker processes, never here.
+    # answer checker's sympy and pint are imported only by its worker processes, never here;
+    # the embedding stack (ONNX Runtime, tokenizers, sentence-transformers, torch) only when an
+    # audit runs.
     import subprocess
     import sys
 
     heavy = ("pandas", "scipy", "matplotlib", "statsmodels", "sklearn", "krippendorff",
-             "anthropic", "sympy", "pint")
+             "anthropic", "sympy", "pint", "onnxruntime", "tokenizers",
+             "sentence_transformers", "torch")
     loaded = subprocess.run(
         [sys.executable, "-c", "import sys, physgrade_ui.main_window; "
          f"print(' '.join(m for m in {heavy!r} if m in sys.modules))"],

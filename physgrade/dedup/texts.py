@@ -40,10 +40,11 @@ def project_questions(project: Project) -> TextSet:
     return TextSet(WITHIN, *_rows(project.conn))
 
 
-def load_set(path: str | Path) -> TextSet:
+def load_set(path: str | Path, mapping: Mapping[str, str] | None = None) -> TextSet:
     """The questions of another project file, or of a questions file (JSON Lines, JSON or CSV
-    with ``id``, ``question`` and optional ``options``). Bad input raises :class:`FormatError`
-    naming the file, line and field."""
+    with ``id``, ``question`` and optional ``options``; ``mapping`` renames a file's own fields
+    as an import's does). Bad input raises :class:`FormatError` naming the file, line and
+    field."""
     path = Path(path)
     with path.open("rb") as handle:
         is_sqlite = handle.read(16) == b"SQLite format 3\x00"
@@ -58,7 +59,7 @@ def load_set(path: str | Path) -> TextSet:
         finally:
             conn.close()
     ids, texts, seen = [], [], {}
-    for record in formats.read_file(path).records:
+    for record in formats.read_file(path, mapping).records:
         qid = formats.id_field(record, "id")
         if qid in seen:
             raise record.error("id", f"{qid!r} is already used on line {seen[qid]}")
