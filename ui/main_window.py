@@ -23,6 +23,7 @@ from physgrade.project import Project, ProjectError
 from physgrade.grading import graders
 from physgrade.queries import QuestionDetail, project_info, question_detail, question_rows
 from physgrade_ui import grader, recent, transfer
+from physgrade_ui.duplicates import DuplicatesPage
 from physgrade_ui.help_overlay import HelpOverlay
 from physgrade_ui.judge_dialog import RunJudgeDialog
 from physgrade_ui.overview import OverviewPage
@@ -34,7 +35,7 @@ from physgrade_ui.workbench import GradingPage
 from physgrade_ui.workers import Operation, Worker
 
 PROJECT_FILTER = "physgrade projects (*.physgrade);;All files (*)"
-PAGES = ("Overview", "Grade", "Questions", "Reports")
+PAGES = ("Overview", "Grade", "Questions", "Reports", "Duplicates")
 GRADE_PAGE = PAGES.index("Grade")
 
 
@@ -59,11 +60,13 @@ class MainWindow(QMainWindow):
         self.grading = GradingPage()
         self.questions = QuestionsPage(self._question_detail)
         self.reports = ReportsPage()
+        self.duplicates = DuplicatesPage()
         self.pages = QStackedWidget()
-        for page in (self.overview, self.grading, self.questions, self.reports):
+        for page in (self.overview, self.grading, self.questions, self.reports, self.duplicates):
             self.pages.addWidget(page)
         self.grading.status.connect(self._status)
         self.reports.status.connect(self.statusBar().showMessage)
+        self.duplicates.status.connect(self.statusBar().showMessage)
         self.grading.progress.connect(self._show_progress)
         self.progress_label = QLabel()
         self.statusBar().addPermanentWidget(self.progress_label)
@@ -115,6 +118,8 @@ class MainWindow(QMainWindow):
         self.questions_action = self._action("&Questions", "Ctrl+3", partial(self.show_page, 2),
                                              True)
         self.reports_action = self._action("&Reports", "Ctrl+4", partial(self.show_page, 3), True)
+        self.duplicates_action = self._action("&Duplicates", "Ctrl+5",
+                                              partial(self.show_page, 4), True)
         self.grader_action = self._action("Change &Grader…", "Ctrl+G", self.choose_grader, True)
         self.judge_action = self._action("&Run judge…", "Ctrl+Shift+J", self.run_judge, True)
         self.filter_action = self._action("&Search", keys.Find, self.focus_filter, True)
@@ -133,7 +138,7 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self.quit_action)
         view_menu = self.menuBar().addMenu("&View")
         view_menu.addActions([self.overview_action, self.grade_action, self.questions_action,
-                              self.reports_action, self.filter_action])
+                              self.reports_action, self.duplicates_action, self.filter_action])
         view_menu.addSeparator()
         view_menu.addAction(self.refresh_action)
         grading_menu = self.menuBar().addMenu("&Grading")
@@ -216,7 +221,8 @@ class MainWindow(QMainWindow):
         now, the others when next shown, so opening a large project waits only for one."""
         if self.project is None:
             return
-        self._stale = {self.overview, self.grading, self.questions, self.reports}
+        self._stale = {self.overview, self.grading, self.questions, self.reports,
+                       self.duplicates}
         self._refresh_page(self.pages.currentWidget())
 
     def _refresh_page(self, page: QWidget) -> None:
@@ -232,6 +238,8 @@ class MainWindow(QMainWindow):
             self.overview.show_info(project_info(self.project))
         elif page is self.reports:
             self.reports.open(self.project)
+        elif page is self.duplicates:
+            self.duplicates.open(self.project)
         else:
             self.questions.show_rows(question_rows(self.project))
         self._stale.discard(page)
@@ -352,8 +360,11 @@ class MainWindow(QMainWindow):
     # -- help -------------------------------------------------------------------------------
 
     def show_shortcuts(self) -> None:
-        """The help overlay: the workbench's keys and the window's, read from the actions."""
-        self.help.open([self.grading.help_section(), ("Window", self.shortcut_rows())])
+        """The help overlay: the keys of the workbench (or of the Duplicates page while it is
+        on show) and the window's, read from the actions."""
+        on_show = self.duplicates if self.pages.currentWidget() is self.duplicates else \
+            self.grading
+        self.help.open([on_show.help_section(), ("Window", self.shortcut_rows())])
 
     def show_about(self) -> None:
         QMessageBox.about(self, "About physgrade",
@@ -367,6 +378,7 @@ class MainWindow(QMainWindow):
             self.worker.cancel()
             self.worker.wait()
         self.reports.stop()
+        self.duplicates.stop()
         self.grading.stop()
         if self.project is not None:
             self.grading.close_project()

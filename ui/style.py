@@ -20,6 +20,10 @@ GOOD = "#1f7a4d"
 GOOD_BACKGROUND = "#e3f3ea"
 WARN = "#8a5a00"
 WARN_BACKGROUND = "#fbefd6"
+BAD = "#b3261e"
+BAD_BACKGROUND = "#fbe6e4"
+#: Words one text of a duplicate pair has and the other has not.
+DIFF_BACKGROUND = "#fde3a7"
 
 BASE_POINT_SIZE = 10
 HEADER_POINT_SIZE = 9
@@ -95,6 +99,19 @@ QSpinBox:disabled, QLineEdit:disabled {{
     background: {BACKGROUND}; color: {MUTED}; border-color: {BORDER};
 }}
 QLabel:disabled, QCheckBox:disabled {{ color: {MUTED}; }}
+QLabel[role="provider"] {{
+    font-size: 12pt; font-weight: 700; color: {ACCENT}; background: #e6eef8;
+    border: 1px solid {ACCENT}; border-radius: 4px; padding: 2px 12px;
+}}
+QLabel[role="provider"][gpu="true"] {{
+    color: {GOOD}; background: {GOOD_BACKGROUND}; border-color: {GOOD};
+}}
+QLabel[role="decision"] {{ font-weight: 600; padding: 2px 10px; border-radius: 4px; }}
+QLabel[role="decision"][decision="none"] {{ color: {MUTED}; background: {BACKGROUND}; }}
+QLabel[role="decision"][decision="confirmed"] {{ color: {GOOD}; background: {GOOD_BACKGROUND}; }}
+QLabel[role="decision"][decision="rejected"] {{ color: {BAD}; background: {BAD_BACKGROUND}; }}
+QTreeWidget#clusters {{ background: {SURFACE}; border: 1px solid {BORDER}; border-radius: 4px; }}
+QTreeWidget#clusters::item {{ padding: 3px 2px; }}
 """
 
 

@@ -37,9 +37,11 @@ class Thresholds:
                 raise ValueError(f"the {name} threshold must be in (0, 1], not {value}")
 
     def moved(self, steps: int) -> "Thresholds":
-        """Laxer (negative ``steps``) or stricter (positive) thresholds."""
-        return Thresholds(min(1.0, max(0.05, self.jaccard + steps * JACCARD_STEP)),
-                          min(1.0, max(0.05, self.cosine + steps * COSINE_STEP)))
+        """Laxer (negative ``steps``) or stricter (positive) thresholds, never laxer than 0.05
+        unless already so."""
+        def move(value: float, step: float) -> float:
+            return round(min(1.0, max(min(0.05, value), value + steps * step)), 6)
+        return Thresholds(move(self.jaccard, JACCARD_STEP), move(self.cosine, COSINE_STEP))
 
     def stages(self, jaccard: float, cosine: float) -> tuple[int, ...]:
         return tuple(stage for stage, hit in ((1, jaccard >= self.jaccard),
@@ -79,6 +81,15 @@ class Summary:
     strict: Flagged
     #: Best cosine of each audited item against the other set, counted in equal bins over 0..1.
     histogram: list[int] = field(default_factory=list)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "Summary":
+        """The inverse of :meth:`as_json` (how an audit's summary is stored)."""
+        def flagged(name: str) -> Flagged:
+            found = data[name]
+            return Flagged(found["lexical"], found["added_by_cosine"], found["joint"])
+        return cls(data["audited"], flagged("lax"), flagged("default"), flagged("strict"),
+                   list(data.get("best_cosine_histogram", [])))
 
     def as_json(self) -> dict[str, Any]:
         flagged = {name: {"lexical": f.lexical, "added_by_cosine": f.added, "joint": f.joint}

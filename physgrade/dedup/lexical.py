@@ -68,7 +68,7 @@ def similar_pairs(a: Sequence[frozenset[int]], b: Sequence[frozenset[int]] | Non
         if i % 1000 == 0 and task is not None:
             task.report(i, len(a), "comparing word 5-grams")
         seen: set[int] = set()
-        low, high = threshold * len(x), len(x) / threshold
+        low, high = threshold * len(x) - 1e-9, len(x) / threshold + 1e-9
         own = prefix(x)
         for s in own:
             for j in index.get(s, ()):

