@@ -156,3 +156,14 @@ def fake(monkeypatch):
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_KEY)
         yield server
+
+
+@pytest.fixture
+def errors(monkeypatch) -> list[str]:
+    """Error boxes, recorded instead of shown (a modal box would block the test)."""
+    from PySide6.QtWidgets import QMessageBox  # here: core tests run without Qt
+
+    shown: list[str] = []
+    monkeypatch.setattr(QMessageBox, "critical",
+                        lambda parent, title, text, *args: shown.append(text))
+    return shown

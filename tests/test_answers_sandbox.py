@@ -154,7 +154,9 @@ def test_cancelling_from_progress_raises_and_leaves_the_checker_usable(checker):
     with pytest.raises(Cancelled):
         for request, result in checker.map((request for request, _ in cases), task, len(cases)):
             got.append((request, result))
-    assert 3 <= len(got) < len(cases)
+    # Progress counts checks finished in any order; results come out in order, so fewer than 3
+    # may have been handed out when a slow early check held the rest back.
+    assert len(got) < len(cases)
     assert [request for request, _ in got] == [request for request, _ in cases[:len(got)]]
     after = checker.check(Request("15.0 m/s", "54 km/h"))
     assert after.outcome == Outcome.EQUIVALENT, after

@@ -17,7 +17,7 @@ pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtGui import QTextCharFormat  # noqa: E402
-from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox, QPushButton  # noqa: E402
+from PySide6.QtWidgets import QApplication, QFileDialog, QPushButton  # noqa: E402
 
 from conftest import wait_for, write_jsonl  # noqa: E402
 from physgrade.dedup import pairs  # noqa: E402
@@ -51,15 +51,6 @@ def shot(widget, name: str) -> None:
     if folder:
         Path(folder).mkdir(parents=True, exist_ok=True)
         assert widget.grab().save(str(Path(folder) / name))
-
-
-@pytest.fixture
-def errors(monkeypatch) -> list[str]:
-    """Error boxes, recorded instead of shown (a modal box would block the test)."""
-    shown: list[str] = []
-    monkeypatch.setattr(QMessageBox, "critical",
-                        lambda parent, title, text, *args: shown.append(text))
-    return shown
 
 
 def run(qtbot, page: DuplicatesPage, request: AuditRequest, outcome: str = "finished") -> None:

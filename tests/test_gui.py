@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import Qt  # noqa: E402
-from PySide6.QtWidgets import QApplication, QMessageBox, QPushButton  # noqa: E402
+from PySide6.QtWidgets import QApplication, QPushButton  # noqa: E402
 
 from conftest import page_dom, page_text, question, wait_for, write_jsonl  # noqa: E402
 from physgrade.project import Project  # noqa: E402
@@ -29,15 +29,6 @@ WAIT_MS = 10_000
 
 
 pytestmark = pytest.mark.usefixtures("app_settings")
-
-
-@pytest.fixture
-def errors(monkeypatch) -> list[str]:
-    """Error boxes, recorded instead of shown (a modal box would block the test)."""
-    shown: list[str] = []
-    monkeypatch.setattr(QMessageBox, "critical",
-                        lambda parent, title, text, *args: shown.append(text))
-    return shown
 
 
 def counts(path: Path) -> dict[str, int]:

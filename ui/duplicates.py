@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QComboBox, QDoubleSpinBo
 from physgrade.project import Project, ProjectError
 from physgrade.tasks import Task
 from physgrade_ui import grader, style, transfer
-from physgrade_ui.progress import run_with_outcome
+from physgrade_ui.progress import SingleRun
 from physgrade_ui.widgets import NUMBER_ALIGNMENT, label, list_table
 from physgrade_ui.workers import Worker
 
@@ -567,7 +567,7 @@ class DuplicatesPage(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.project: Project | None = None
-        self.worker: Worker | None = None
+        self.runs = SingleRun(self, self.status.emit, self._show_state)
         self.last_request: AuditRequest | None = None
         self.export_file: Path | None = None
         self._decisions: dict[int, str | None] = {}  # every pair of the source: its decision
@@ -1003,15 +1003,10 @@ class DuplicatesPage(QWidget):
             return None
         self.last_request = request
         path = self.project.path
-        self.worker = run_with_outcome(
-            "Auditing for duplicates", partial(run_audit, path, request), self,
-            partial(self._audited, path), self.status.emit,
-            "The audit failed. Nothing was changed.",
-            "The audit was cancelled. Nothing was changed.")
-        for outcome in (self.worker.finished, self.worker.failed, self.worker.cancelled):
-            outcome.connect(self._idle)
-        self._show_state()
-        return self.worker
+        return self.runs.start("Auditing for duplicates", partial(run_audit, path, request),
+                               partial(self._audited, path),
+                               "The audit failed. Nothing was changed.",
+                               "The audit was cancelled. Nothing was changed.")
 
     def _audited(self, path: Path, audit: Audit) -> None:
         if self.project is None or self.project.path != path:
@@ -1026,15 +1021,14 @@ class DuplicatesPage(QWidget):
         self._show_state()
         self.focus_pairs()
 
-    def _idle(self) -> None:
-        self.worker = None
-        self._show_state()
+    @property
+    def worker(self) -> Worker | None:
+        """The audit under way, if any."""
+        return self.runs.worker
 
     def stop(self) -> None:
         """Stop the audit under way and wait for it (before the window goes)."""
-        if self.worker is not None:
-            self.worker.cancel()
-            self.worker.wait()
+        self.runs.stop()
 
     # -- export ---------------------------------------------------------------------------------
 

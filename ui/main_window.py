@@ -27,7 +27,7 @@ from physgrade_ui.duplicates import DuplicatesPage
 from physgrade_ui.help_overlay import HelpOverlay
 from physgrade_ui.judge_dialog import RunJudgeDialog
 from physgrade_ui.overview import OverviewPage
-from physgrade_ui.progress import run_with_outcome
+from physgrade_ui.progress import SingleRun
 from physgrade_ui.questions import QuestionsPage
 from physgrade_ui.reports import ReportsPage
 from physgrade_ui.welcome import WelcomePage
@@ -45,7 +45,7 @@ class MainWindow(QMainWindow):
     def __init__(self, path: Path | None = None) -> None:
         super().__init__()
         self.project: Project | None = None
-        self.worker: Worker | None = None
+        self.runs = SingleRun(self, self.statusBar().showMessage)
         self.resize(1440, 900)
         self._make_actions()
         self._make_menus()
@@ -325,29 +325,26 @@ class MainWindow(QMainWindow):
         if dialog.exec() == QDialog.DialogCode.Accepted:
             self.start_export(dialog.request())
 
-    def start_import(self, request: transfer.ImportRequest) -> Worker:
+    def start_import(self, request: transfer.ImportRequest) -> Worker | None:
         assert self.project is not None
         return self._run("Import", partial(transfer.import_into, self.project.path, request),
                          self._imported, "Nothing was changed.")
 
-    def start_export(self, request: transfer.ExportRequest) -> Worker:
+    def start_export(self, request: transfer.ExportRequest) -> Worker | None:
         assert self.project is not None
         return self._run("Export", partial(transfer.export_from, self.project.path, request),
                          partial(self._exported, request), "The project is unchanged.")
 
     def _run(self, what: str, operation: Operation, on_finished: Callable[[Any], None],
-             unchanged: str) -> Worker:
+             unchanged: str) -> Worker | None:
         """Run a core operation with progress; report failure and cancellation the same way."""
-        worker = run_with_outcome(f"{what}ing", operation, self, on_finished,
-                                  self.statusBar().showMessage, f"{what} failed. {unchanged}",
-                                  f"{what} cancelled. {unchanged}")
-        self.worker = worker
-        for outcome in (worker.finished, worker.failed, worker.cancelled):
-            outcome.connect(self._idle)
-        return worker
+        return self.runs.start(f"{what}ing", operation, on_finished,
+                               f"{what} failed. {unchanged}", f"{what} cancelled. {unchanged}")
 
-    def _idle(self) -> None:
-        self.worker = None
+    @property
+    def worker(self) -> Worker | None:
+        """The import or export under way, if any."""
+        return self.runs.worker
 
     def _imported(self, result: ImportResult) -> None:
         self.statusBar().showMessage(result.summary())
@@ -374,9 +371,7 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         """Stop a running import cleanly (it rolls back), and a report under way, before the
         connection goes away."""
-        if self.worker is not None:
-            self.worker.cancel()
-            self.worker.wait()
+        self.runs.stop()
         self.reports.stop()
         self.duplicates.stop()
         self.grading.stop()

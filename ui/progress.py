@@ -75,3 +75,36 @@ def run_with_progress(title: str, operation: Operation, parent: QWidget) -> Work
         outcome.connect(worker.deleteLater)
     worker.start()
     return worker
+
+
+class SingleRun:
+    """The one long operation a page or window runs at a time: started with progress and
+    Cancel, forgotten when it ends (``changed`` hears both), stopped and waited for when the
+    window closes."""
+
+    def __init__(self, parent: QWidget, say: Callable[[str], None],
+                 changed: Callable[[], None] = lambda: None) -> None:
+        self._parent, self._say, self._changed = parent, say, changed
+        self.worker: Worker | None = None
+
+    def start(self, title: str, operation: Operation, on_finished: Callable[[Any], None],
+              failed: str, cancelled: str) -> Worker | None:
+        """:func:`run_with_outcome` unless an operation is already under way (then None)."""
+        if self.worker is not None:
+            return None
+        self.worker = run_with_outcome(title, operation, self._parent, on_finished, self._say,
+                                       failed, cancelled)
+        for outcome in (self.worker.finished, self.worker.failed, self.worker.cancelled):
+            outcome.connect(self._idle)
+        self._changed()
+        return self.worker
+
+    def _idle(self) -> None:
+        self.worker = None
+        self._changed()
+
+    def stop(self) -> None:
+        """Cancel the operation under way, if any, and wait until it has returned."""
+        if self.worker is not None:
+            self.worker.cancel()
+            self.worker.wait()

@@ -28,7 +28,7 @@ from physgrade.report.options import ReportFilter, ReportOptions, report_choices
 from physgrade.stats.estimate import Estimate
 from physgrade.tasks import Task
 from physgrade_ui import style, transfer
-from physgrade_ui.progress import run_with_outcome
+from physgrade_ui.progress import SingleRun
 from physgrade_ui.widgets import NUMBER_ALIGNMENT, ROW_HEIGHT, FacetButton, SmallTable, label
 from physgrade_ui.workers import Operation, Worker
 
@@ -284,7 +284,7 @@ class ReportsPage(QWidget):
         self.report: Report | None = None
         self.report_options: ReportOptions | None = None
         self.export_folder = Path.home()
-        self.worker: Worker | None = None
+        self.runs = SingleRun(self, self.status.emit, self._show_state)
         self.tables: dict[str, ReportTable] = {}
 
         bar = QHBoxLayout()
@@ -425,20 +425,14 @@ class ReportsPage(QWidget):
     def _run(self, title: str, operation: Operation, on_finished: Callable[[Any], None],
              failure: str, unchanged: str) -> Worker:
         """Run a core operation with progress; say the same way that it failed or stopped."""
-        self.worker = run_with_outcome(title, operation, self, on_finished, self.status.emit,
-                                       f"{failure}. {unchanged}".strip(),
-                                       f"{title} was cancelled. {unchanged}".strip())
-        for outcome in (self.worker.finished, self.worker.failed, self.worker.cancelled):
-            outcome.connect(self._idle)
-        self._show_state()
-        return self.worker
+        return self.runs.start(title, operation, on_finished, f"{failure}. {unchanged}".strip(),
+                               f"{title} was cancelled. {unchanged}".strip())
 
-    def _idle(self) -> None:
-        self.worker = None
-        self._show_state()
+    @property
+    def worker(self) -> Worker | None:
+        """The work under way, if any."""
+        return self.runs.worker
 
     def stop(self) -> None:
         """Stop the work under way and wait for it (before the window goes)."""
-        if self.worker is not None:
-            self.worker.cancel()
-            self.worker.wait()
+        self.runs.stop()
