@@ -26,7 +26,7 @@ import pytest
 from conftest import question, write_jsonl
 from fake_anthropic import Fault
 from physgrade.dedup import engine, lexical, pairs, semantic, vectors
-from physgrade.dedup.audit import Thresholds, compare
+from physgrade.dedup.audit import DEFAULT_COSINE, DEFAULT_JACCARD, Thresholds, compare
 from physgrade.dedup.engine import CPU, CUDA, MAX_BATCH, TOKEN_BUDGET, Embedder, default_providers
 from physgrade.dedup.models import DEFAULT_MODEL, QUANTIZED_NAME, ModelError, resolve
 from physgrade.dedup.run import audit_project, embed_project
@@ -677,7 +677,8 @@ def test_the_demo_audit_finds_the_planted_near_duplicates(demo, embedder):
         assert pairs.sources(project) == [WITHIN]
         last = pairs.last_audit(project, WITHIN)
         assert (last["model"], last["provider"], last["jaccard"], last["cosine"], last["n_a"],
-                last["pairs"]) == (DEFAULT_MODEL, embedder.provider, 0.4, 0.8, 42, len(found))
+                last["pairs"]) == (DEFAULT_MODEL, embedder.provider, DEFAULT_JACCARD,
+                                   DEFAULT_COSINE, 42, len(found))
         assert last["summary"] == audit.result.summary.as_json()
         assert pairs.last_audit(project, "/nowhere") is None
 

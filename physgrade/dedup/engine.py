@@ -24,6 +24,8 @@ CPU = "CPUExecutionProvider"
 #: Padded tokens per batch: small enough to stay in cache, large enough to keep both cores busy.
 TOKEN_BUDGET = 1024
 MAX_BATCH = 64
+#: Texts tokenized at once.
+SLICE = 4096
 
 
 def default_providers() -> list[str]:
@@ -73,31 +75,34 @@ class Embedder:
     def encode(self, texts: Sequence[str], task: Task | None = None) -> np.ndarray:
         """L2-normalised float32 embeddings, one row per text, in the order given."""
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
-        if not texts:
-            return out
-        encodings = self.tokenizer.encode_batch(list(texts))
-        lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(texts))
-        done = 0
-        for batch in _batches(lengths):
-            width = int(lengths[batch].max())
-            ids = np.zeros((len(batch), width), dtype=np.int64)
-            mask = np.zeros_like(ids)
-            for row, index in enumerate(batch):
-                piece = encodings[index].ids
-                ids[row, :len(piece)] = piece
-                mask[row, :len(piece)] = 1
-            feed = {"input_ids": ids, "attention_mask": mask}
-            if "token_type_ids" in self.inputs:
-                feed["token_type_ids"] = np.zeros_like(ids)
-            hidden = self.session.run(None, feed)[0]
-            out[batch] = _pool(hidden, mask, self.model.pooling)
-            self.tokens_seen += int(lengths[batch].sum())
-            done += len(batch)
-            if task is not None:
-                task.report(done, len(texts), "embedding")
+        for start in range(0, len(texts), SLICE):
+            # Tokenizer output takes ~200 bytes a token: hold one slice of it at a time.
+            encodings = self.tokenizer.encode_batch(list(texts[start:start + SLICE]))
+            lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64,
+                                  count=len(encodings))
+            done = start
+            for batch in _batches(lengths):
+                out[start + batch] = self._run(encodings, batch, lengths)
+                done += len(batch)
+                if task is not None:
+                    task.report(done, len(texts), "embedding")
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         np.divide(out, norms, out=out, where=norms > 0)
         return out
+
+    def _run(self, encodings: list, batch: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        """The pooled (not yet normalised) embeddings of one batch."""
+        ids = np.zeros((len(batch), int(lengths[batch].max())), dtype=np.int64)
+        mask = np.zeros_like(ids)
+        for row, index in enumerate(batch):
+            piece = encodings[index].ids
+            ids[row, :len(piece)] = piece
+            mask[row, :len(piece)] = 1
+        feed = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self.inputs:
+            feed["token_type_ids"] = np.zeros_like(ids)
+        self.tokens_seen += int(lengths[batch].sum())
+        return _pool(self.session.run(None, feed)[0], mask, self.model.pooling)
 
 
 def _batches(lengths: np.ndarray) -> list[np.ndarray]:
