@@ -26,7 +26,7 @@ from physgrade.judge import duplicates as judge_duplicates  # noqa: E402
 from physgrade.judge.client import Outcome  # noqa: E402
 from physgrade.judge.tools import DuplicateLabel  # noqa: E402
 from physgrade.project import Project  # noqa: E402
-from physgrade.tasks import Task  # noqa: E402
+from physgrade.tasks import Cancelled, Task  # noqa: E402
 from physgrade_ui import duplicates  # noqa: E402
 from physgrade_ui.duplicates import (AuditDialog, AuditRequest, DuplicatesPage,  # noqa: E402
                                      diff_html)
@@ -439,3 +439,26 @@ def test_the_help_overlay_lists_the_pages_keys(window: MainWindow) -> None:
     assert "Duplicates" in texts and "Grading" not in texts
     assert all(keys in texts and what in texts for keys, what in duplicates.KEYS)
     assert "confirm" in page.hint.text() and "reject" in page.hint.text()
+
+
+def test_the_last_audit_settings_are_remembered_across_restarts(window: MainWindow, demo: Path,
+                                                                  tmp_path: Path, qtbot,
+                                                                  monkeypatch) -> None:
+    # The app's settings (isolated per test) keep the thresholds, model and int8 choice of the
+    # last run started, so a new session's dialog opens with them.
+    assert duplicates.remembered_request() is None
+
+    def stopped(path: Path, request: AuditRequest, task: Task) -> None:
+        raise Cancelled()
+
+    monkeypatch.setattr(duplicates, "run_audit", stopped)
+    window.duplicates_action.trigger()
+    model = tmp_path / "my-model"
+    chosen = AuditRequest(None, 0.35, 0.72, model, True)
+    with qtbot.waitSignal(window.duplicates.start_audit(chosen).cancelled, timeout=AUDIT_MS):
+        pass
+    assert duplicates.remembered_request() == chosen
+    dialog = AuditDialog(duplicates.remembered_request())
+    assert (dialog.jaccard.value(), dialog.cosine.value(), dialog.quantize.isChecked(),
+            dialog.model.edit.text(), dialog.local.isChecked()) == (0.35, 0.72, True, str(model),
+                                                                   True)

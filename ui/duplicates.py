@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import json
 import re
 from dataclasses import dataclass
 from datetime import datetime
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from PySide6.QtCore import (QAbstractTableModel, QItemSelectionModel, QModelIndex,
-                            QPersistentModelIndex, Qt, QTimer, Signal)
+                            QPersistentModelIndex, QSettings, Qt, QTimer, Signal)
 from PySide6.QtGui import QAction, QColor, QKeySequence, QShowEvent
 from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog,
                                QFrame, QHBoxLayout, QHeaderView, QLineEdit,
@@ -100,6 +101,31 @@ class AuditRequest:
     cosine: float
     model: Path | None = None
     quantize: bool = False
+
+
+SETTINGS_KEY = "duplicates/audit"
+
+
+def remembered_request() -> AuditRequest | None:
+    """The settings of the last audit run from the app (thresholds, model, other set), kept in
+    the app's settings so the next run, even after a restart, starts from them."""
+    try:
+        saved = json.loads(QSettings().value(SETTINGS_KEY, "", str) or "null")
+        if not saved:
+            return None
+        return AuditRequest(Path(saved["against"]) if saved["against"] else None,
+                            float(saved["jaccard"]), float(saved["cosine"]),
+                            Path(saved["model"]) if saved["model"] else None,
+                            bool(saved["quantize"]))
+    except (ValueError, KeyError, TypeError):
+        return None  # settings written by another version: start from the defaults
+
+
+def remember_request(request: AuditRequest) -> None:
+    QSettings().setValue(SETTINGS_KEY, json.dumps({
+        "against": str(request.against) if request.against else None,
+        "jaccard": request.jaccard, "cosine": request.cosine,
+        "model": str(request.model) if request.model else None, "quantize": request.quantize}))
 
 
 def run_audit(project_path: Path, request: AuditRequest, task: Task) -> Audit:
@@ -568,7 +594,6 @@ class DuplicatesPage(QWidget):
         super().__init__(parent)
         self.project: Project | None = None
         self.runs = SingleRun(self, self.status.emit, self._show_state)
-        self.last_request: AuditRequest | None = None
         self.export_file: Path | None = None
         self._decisions: dict[int, str | None] = {}  # every pair of the source: its decision
         self._clusters_stale = True
@@ -993,7 +1018,7 @@ class DuplicatesPage(QWidget):
     # -- running an audit -----------------------------------------------------------------------
 
     def choose_audit(self) -> None:
-        dialog = AuditDialog(self.last_request, self)
+        dialog = AuditDialog(remembered_request(), self)
         if dialog.exec() == AuditDialog.DialogCode.Accepted:
             self.start_audit(dialog.request())
 
@@ -1001,7 +1026,7 @@ class DuplicatesPage(QWidget):
         """Run the audit on a worker with progress and Cancel; the page refreshes after it."""
         if self.project is None or self.worker is not None:
             return None
-        self.last_request = request
+        remember_request(request)
         path = self.project.path
         return self.runs.start("Auditing for duplicates", partial(run_audit, path, request),
                                partial(self._audited, path),
