@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import sqlite3
 import sys
 from contextlib import contextmanager
@@ -363,6 +364,27 @@ def _judge_pairs(args: argparse.Namespace, project: Project, source: str, say) -
         raise CommandError(f"the judge stopped early: {summary.stopped}")
 
 
+def cmd_review_sample(args: argparse.Namespace) -> None:
+    from physgrade.validation import sampling
+
+    strata = [facet.strip() for facet in args.strata.split(",") if facet.strip()]
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
+    with Project.open(args.db) as project:
+        name = args.name or _next_sample_name(project)
+        drawn = sampling.draw(project, name, args.judge, args.per_stratum, seed, strata)
+    # The judges' blind names are not printed: reports reveal them, reviewers never see them.
+    print(f"sample {drawn.name!r} (seed {drawn.seed}, stratified by "
+          f"{', '.join(drawn.strata) or 'nothing'}): {drawn.text()}")
+
+
+def _next_sample_name(project: Project) -> str:
+    taken = {name for (name,) in project.conn.execute("SELECT name FROM review_samples")}
+    number = len(taken) + 1
+    while f"sample {number}" in taken:
+        number += 1
+    return f"sample {number}"
+
+
 def cmd_demo(args: argparse.Namespace) -> None:
     path = Path(args.db) if args.db else default_demo_path()
     with progress_task() as task:
@@ -530,6 +552,21 @@ def build_parser() -> argparse.ArgumentParser:
                    help="judge price per million output tokens")
     _client_arguments(p)
     p.set_defaults(func=cmd_dedup)
+
+    p = sub.add_parser("review-sample", help="draw a stratified sample of responses for experts "
+                                             "to audit judges on, the same for every judge")
+    p.add_argument("db")
+    p.add_argument("--judge", action="append", required=True, metavar="LABEL",
+                   help="a judge to audit, e.g. 'arbiter-large [prefs-v1]' (repeatable)")
+    p.add_argument("--per-stratum", type=int, required=True, metavar="N",
+                   help="responses to draw from each stratum (all of a smaller one)")
+    p.add_argument("--seed", type=int, metavar="S",
+                   help="random seed; the same seed and data give the same sample (default: "
+                        "a random one, printed)")
+    p.add_argument("--strata", default="topic,bloom,model", metavar="topic,bloom,model",
+                   help="the facets to stratify over (default: all three)")
+    p.add_argument("--name", help="the sample's name (default: 'sample N')")
+    p.set_defaults(func=cmd_review_sample)
 
     p = sub.add_parser("demo", help="create (or reopen) the bundled demo project and open it")
     p.add_argument("--db", help="where to keep the demo project (default: your data folder)")

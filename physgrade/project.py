@@ -293,3 +293,56 @@ class Project:
                                  now_iso() if decision else None, pair_id)).rowcount
             if not changed:
                 raise ProjectError(f"no candidate pair {pair_id}")
+
+    def set_review_agreement(self, reviewer: str, judge_id: int, response_id: str, criterion: str,
+                             agreement: int | None) -> None:
+        """Record a reviewer's agreement with one criterion of a judge's verdict (2 full,
+        1 partial, 0 disagree; None withdraws it), committed at once."""
+        if agreement is not None and (isinstance(agreement, bool) or not isinstance(agreement, int)
+                                      or agreement not in (0, 1, 2)):
+            raise ScoreError(criterion, f"an agreement is 2 (full), 1 (partial) or 0 (disagree), "
+                                        f"not {agreement!r}")
+        rubric, _ = self.response_rubric(response_id)
+        rubric.criterion(criterion)  # raises ScoreError for a criterion of another rubric
+        if not reviewer.strip():
+            raise ProjectError("a review needs a reviewer's name")
+        with self.transaction():
+            if not self.conn.execute(
+                    "SELECT 1 FROM assessments a JOIN raters j ON j.id = a.rater_id WHERE "
+                    "a.rater_id = ? AND a.response_id = ? AND j.kind != 'human'",
+                    (judge_id, response_id)).fetchone():
+                raise ProjectError(f"judge {judge_id} gave no verdict on {response_id!r} to review")
+            rater = self.rater_id(reviewer, "human")
+            if agreement is None:
+                self.conn.execute(
+                    "DELETE FROM judge_review_criteria WHERE reviewer_id = ? AND judge_id = ? "
+                    "AND response_id = ? AND criterion = ?", (rater, judge_id, response_id, criterion))
+                return
+            self.conn.execute(
+                "INSERT INTO judge_review_criteria (reviewer_id, judge_id, response_id, criterion, "
+                "agreement, updated_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
+                "agreement = excluded.agreement, updated_at = excluded.updated_at",
+                (rater, judge_id, response_id, criterion, agreement, now_iso()))
+
+    def set_review_verdict(self, reviewer: str, judge_id: int, response_id: str,
+                           verdict: str | None) -> None:
+        """Record a reviewer's label of a judge's verdict as a whole ("correct", "lenient":
+        under-penalizes, "strict": over-penalizes; None withdraws it), committed at once."""
+        if verdict not in (None, "correct", "lenient", "strict"):
+            raise ProjectError(f"a verdict is labelled 'correct', 'lenient' or 'strict', not "
+                               f"{verdict!r}")
+        self.response_rubric(response_id)  # refuses an unknown response
+        if not reviewer.strip():
+            raise ProjectError("a review needs a reviewer's name")
+        with self.transaction():
+            if not self.conn.execute(
+                    "SELECT 1 FROM assessments a JOIN raters j ON j.id = a.rater_id WHERE "
+                    "a.rater_id = ? AND a.response_id = ? AND j.kind != 'human'",
+                    (judge_id, response_id)).fetchone():
+                raise ProjectError(f"judge {judge_id} gave no verdict on {response_id!r} to review")
+            rater = self.rater_id(reviewer, "human")
+            self.conn.execute(
+                "INSERT INTO judge_reviews (reviewer_id, judge_id, response_id, verdict, "
+                "updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
+                "verdict = excluded.verdict, updated_at = excluded.updated_at",
+                (rater, judge_id, response_id, verdict, now_iso()))

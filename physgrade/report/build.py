@@ -27,6 +27,7 @@ from physgrade.stats.estimate import Estimate
 from physgrade.stats.paired import (bias, confusion_matrix, mcnemar_exact, mean_absolute_difference,
                                     pearson, sign_test, spearman)
 from physgrade.tasks import Task
+from physgrade.validation import figures as audit
 
 NA_NOTE = ("N/A (a criterion the rubric lets a rater skip, such as EXE on a purely conceptual "
            "item) is left out of every comparison: a pair counts only when both raters gave a "
@@ -271,10 +272,10 @@ def experts_section(data: ScoreData, options: ReportOptions) -> Section:
         "Values with their 95% confidence interval.", frozenset({"Exact agreement"}))])
 
 
-# -- 5. the study's analyses -----------------------------------------------------------------------
+# -- 5, or 6 after a judge audit: the study's analyses -------------------------------------------
 
 
-def analyses_section(sheet: pd.DataFrame, rater: str) -> Section:
+def analyses_section(sheet: pd.DataFrame, rater: str, number: int = 5) -> Section:
     tables: list[Table] = []
     figures: list[Figure] = []
     by_model = analyses.score_by_model(sheet)
@@ -336,7 +337,7 @@ def analyses_section(sheet: pd.DataFrame, rater: str) -> Section:
                               "A group is a base question with all its contextual variants; "
                               "only groups whose every member was assessed count. Correct = "
                               "final answer correct."))
-    return Section(f"5. The study's analyses, by {rater}",
+    return Section(f"{number}. The study's analyses, by {rater}",
                    f"The measures of the study, computed from the grades of {rater}. Shares and "
                    "means carry their 95% confidence interval.", tables, figures)
 
@@ -387,6 +388,58 @@ def _heatmap_figure(frame: pd.DataFrame, name: str, title: str) -> Figure | None
                   "Each cell is the mean score of the model's responses in that group.", name)
 
 
+# -- 5. the experts' audit of the judges -----------------------------------------------------------
+
+
+def judge_audit_section(project: Project, options: ReportOptions) -> Section:
+    """The judge audit (:mod:`physgrade.validation.figures`): reviewers against each other,
+    their full agreement with each judge, each judge's verdict labels, and the judge to use."""
+    where = options.filter
+
+    def criterion(rubric: str, key: str) -> str:
+        return f"{key} ({rubric})"
+
+    pairs = [(" · ".join(r.reviewers), r.judge, criterion(r.rubric, r.criterion), r.n, r.exact,
+              r.ac2) for r in audit.reviewer_agreement(project, where)]
+    full = [(r.judge, criterion(r.rubric, r.criterion), r.reviewer, r.n, r.rate)
+            for r in audit.full_agreement(project, where)]
+    verdicts = [(d.judge, d.reviewers, d.n, d.correct, d.lenient, d.strict)
+                for d in audit.verdict_distribution(project, where)]
+    chosen = audit.recommendation(project, where)
+    recommendation = ([(chosen.judge, chosen.correct, chosen.lenient, chosen.runner_up,
+                        chosen.runner_up_correct, chosen.pairs, chosen.p_value, chosen.text)]
+                      if chosen else [])
+    intro = ("Experts reviewed judge verdicts without knowing which judge gave them: for each "
+             "criterion 2 = full agreement with the judge, 1 = partial, 0 = disagreement, and "
+             "for the verdict as a whole a label, correct, lenient (the judge under-penalises) "
+             "or strict (it over-penalises). Judges are named here by their real label; "
+             "'Judge A = ...' reveals a blind alias. ")
+    intro += (chosen.text if chosen else "No reviewed verdict in this report has a label, so no "
+              "judge is recommended.")
+    return Section("5. Judge audit", intro, [
+        Table("judge_audit_reviewers", "Reviewers against each other, per judge and criterion",
+              ("Reviewers", "Judge", "Criterion", "n", "Exact agreement", "Gwet AC2"), pairs,
+              "Exact agreement: the share of identical 2/1/0 values; Gwet's AC2 uses linear "
+              "weights over 0, 1, 2. Values with their 95% confidence interval.",
+              frozenset({"Exact agreement"})),
+        Table("judge_audit_full_agreement", "Full agreement with each judge",
+              ("Judge", "Criterion", "Reviewer", "n", "Full agreement"), full,
+              "The share of the reviewer's values that are 2 (full agreement), with its Wilson "
+              "interval.", frozenset({"Full agreement"})),
+        Table("judge_audit_verdicts", "Verdict labels per judge",
+              ("Judge", "Reviewers", "n", "Correct", "Lenient", "Strict"), verdicts,
+              "Each share is the mean over reviewers of each reviewer's share; the interval is "
+              "the Wilson interval of the counts pooled over reviewers, and n counts them.",
+              frozenset({"Correct", "Lenient", "Strict"})),
+        Table("judge_recommendation", "Recommended judge",
+              ("Judge", "Correct", "Lenient", "Runner-up", "Runner-up correct", "Pairs",
+               "McNemar exact p", "Recommendation"), recommendation,
+              "The judge with the highest correct share (ties: the lowest lenient share). "
+              "McNemar's exact test compares it with the runner-up on the same responses, "
+              f"paired by reviewer and response; fewer than {audit.MIN_PAIRS} pairs are not "
+              "tested.", frozenset({"Correct", "Lenient", "Runner-up correct"}))])
+
+
 # -- the whole report ------------------------------------------------------------------------------
 
 
@@ -405,9 +458,14 @@ def build_report(project: Project, options: ReportOptions = ReportOptions(),
         ("comparing totals", lambda: total_section(data, sheets)),
         ("comparing final answers", lambda: final_answer_section(data)),
         ("comparing graders", lambda: experts_section(data, options))]
+    reviewed = audit.has_reviews(project)
+    if reviewed:
+        steps.append(("summarising the judge audit", lambda: judge_audit_section(project, options)))
     if rater is not None:
-        steps.append(("computing the study's analyses", lambda: analyses_section(sheets[rater],
-                                                                                 rater)))
+        # The study's analyses stay last (the app's Reports page says so), numbered after the audit.
+        number = 6 if reviewed else 5
+        steps.append(("computing the study's analyses", lambda: analyses_section(
+            sheets[rater], rater, number)))
     sections = []
     for done, (stage, make) in enumerate(steps):
         task.report(done, len(steps), stage)

@@ -66,7 +66,7 @@ def rater_label(name: str, prompt_version: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class ReportOptions:
-    """What to report on. ``rater`` is whose grades the study's analyses (section 5) use: a
+    """What to report on. ``rater`` is whose grades the study's analyses (the last section) use: a
     judge label, a grader, or :data:`HUMAN_CONSENSUS`; None picks the consensus if people have
     graded, else the first judge."""
 

@@ -1,0 +1,355 @@
+"""The figures of a judge audit: how experts rated the verdicts of each LLM judge.
+
+Experts review judge verdicts blind (``judge_reviews`` and ``judge_review_criteria``): for each
+criterion 2 = full agreement with the judge, 1 = partial, 0 = disagreement, and for the verdict
+as a whole a label, correct / lenient / strict. These functions read a project (never write)
+and return plain dataclasses that the report turns into tables:
+
+- :func:`reviewer_agreement`: two reviewers against each other, per judge and criterion;
+- :func:`full_agreement`: each reviewer's share of 2s, per judge and criterion;
+- :func:`verdict_distribution`: each judge's correct / lenient / strict shares;
+- :func:`recommendation`: which judge to use, with a paired test against the runner-up.
+
+Judges are named by their real rater label: a report is where the blind aliases are revealed,
+as ``Judge A = arbiter-large [prefs-v1]`` when the project's ``judge_aliases`` table names one.
+Statistics come from :mod:`physgrade.stats`; nothing is re-implemented here.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+
+from physgrade.project import Project
+from physgrade.report.options import ReportFilter, rater_label
+from physgrade.rubric import RUBRICS
+from physgrade.stats.agreement import gwet_ac2, percent_agreement
+from physgrade.stats.describe import proportion
+from physgrade.stats.estimate import Estimate
+from physgrade.stats.paired import mcnemar_exact
+
+#: The reviewers' per-criterion scale, ordered: disagree, partly, fully agree.
+AGREEMENT_LEVELS = (0, 1, 2)
+#: The labels of a verdict as a whole, in report order.
+VERDICTS = ("correct", "lenient", "strict")
+#: Fewer (reviewer, response) pairs than this and no test is run between two judges.
+MIN_PAIRS = 10
+#: The significance level of the recommendation's test.
+ALPHA = 0.05
+
+
+# -- results ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewerAgreement:
+    """Two reviewers on the same criterion of the same judge's verdicts."""
+
+    reviewers: tuple[str, str]
+    judge: str          # shown name (see :func:`judge_names`)
+    rubric: str         # rubric title, e.g. "P-REFS"
+    criterion: str      # criterion key, e.g. "ANS"
+    n: int              # verdicts both reviewed on this criterion
+    exact: Estimate     # share of identical 0/1/2 values
+    ac2: Estimate       # Gwet's AC2, linear weights over 0, 1, 2
+
+
+@dataclass(frozen=True, slots=True)
+class FullAgreement:
+    """One reviewer's share of full agreement (2) with one judge on one criterion."""
+
+    reviewer: str
+    judge: str
+    rubric: str
+    criterion: str
+    n: int
+    rate: Estimate      # share of 2s, Wilson interval
+
+
+@dataclass(frozen=True, slots=True)
+class VerdictDistribution:
+    """How the reviewers labelled one judge's verdicts.
+
+    Each share is the mean over reviewers of that reviewer's share; its interval is the Wilson
+    interval of the counts pooled over reviewers (with every reviewer on the same sample, the
+    pooled share and the mean of shares coincide). ``n`` counts labelled verdicts, pooled.
+    """
+
+    judge: str
+    reviewers: int
+    n: int
+    correct: Estimate
+    lenient: Estimate
+    strict: Estimate
+
+    def share(self, verdict: str) -> Estimate:
+        return {"correct": self.correct, "lenient": self.lenient, "strict": self.strict}[verdict]
+
+
+@dataclass(frozen=True, slots=True)
+class Recommendation:
+    """The judge with the highest correct share (ties: the lowest lenient share), and whether it
+    beats the runner-up by McNemar's exact test on paired "labelled correct" outcomes, a pair
+    being one reviewer's labels of both judges' verdicts on the same response."""
+
+    judge: str
+    correct: float
+    lenient: float
+    runner_up: str | None
+    runner_up_correct: float | None
+    pairs: int                          # (reviewer, response) pairs with both judges labelled
+    table: list[list[int]] | None       # rows judge correct yes/no, columns runner-up yes/no
+    p_value: float | None               # None: no runner-up, or fewer than MIN_PAIRS pairs
+    significant: bool | None
+    text: str
+
+
+# -- reading ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Judge:
+    label: str
+    alias: str | None
+
+    @property
+    def name(self) -> str:
+        return _alias_name(self.alias, self.label) if self.alias else self.label
+
+
+def _alias_name(alias: str, label: str) -> str:
+    judge = alias if alias.lower().startswith("judge") else f"Judge {alias}"
+    return f"{judge} = {label}"
+
+
+def _aliases(project: Project) -> dict[int, str]:
+    """judge rater id → blind alias, if the project has the ``judge_aliases`` table (it comes
+    with a later migration, so older projects have none)."""
+    exists = project.conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
+                                  "name = 'judge_aliases'").fetchone()
+    if not exists:
+        return {}
+    return {int(judge_id): str(alias) for judge_id, alias in
+            project.conn.execute("SELECT judge_id, alias FROM judge_aliases")}
+
+
+def judge_names(project: Project) -> dict[str, str]:
+    """Every reviewed judge's rater label → how the audit figures name it."""
+    return {judge.label: judge.name for judge in _judges(project).values()}
+
+
+def _judges(project: Project) -> dict[int, _Judge]:
+    aliases = _aliases(project)
+    return {int(rid): _Judge(rater_label(name, version), aliases.get(int(rid)))
+            for rid, name, version in project.conn.execute(
+                "SELECT id, name, prompt_version FROM raters r WHERE EXISTS (SELECT 1 FROM "
+                "judge_reviews v WHERE v.judge_id = r.id) OR EXISTS (SELECT 1 FROM "
+                "judge_review_criteria c WHERE c.judge_id = r.id)")}
+
+
+def _scope(report_filter: ReportFilter) -> tuple[str, list[str]]:
+    """SQL conditions on the response (r) and question (q) that the filter asks for."""
+    conditions, params = [], []
+    for field, column in (("models", "r.model"), ("topics", "q.topic"), ("kinds", "q.kind"),
+                          ("bloom", "q.bloom_cognitive")):
+        wanted = sorted(getattr(report_filter, field))
+        if wanted:
+            conditions.append(f"{column} IN ({', '.join('?' * len(wanted))})")
+            params += wanted
+    return " AND ".join(conditions) or "1", params
+
+
+def _keep(report_filter: ReportFilter, reviewer: str, judge: _Judge) -> bool:
+    return ((not report_filter.graders or reviewer in report_filter.graders)
+            and (not report_filter.judges or judge.label in report_filter.judges))
+
+
+def _criterion_rows(project: Project, report_filter: ReportFilter
+                    ) -> list[tuple[str, _Judge, str, str, str, int]]:
+    """(reviewer, judge, response, rubric key, criterion, agreement) of every criterion review."""
+    judges = _judges(project)
+    where, params = _scope(report_filter)
+    rows = project.conn.execute(
+        "SELECT rv.name, rv.prompt_version, c.judge_id, c.response_id, (SELECT MIN(a.rubric) "
+        "FROM assessments a WHERE a.rater_id = c.judge_id AND a.response_id = c.response_id), "
+        "c.criterion, c.agreement FROM judge_review_criteria c JOIN raters rv ON rv.id = "
+        "c.reviewer_id JOIN responses r ON r.id = c.response_id JOIN questions q ON q.id = "
+        f"r.question_id WHERE {where}", params)
+    out = []
+    for name, version, judge_id, response_id, rubric, criterion, value in rows:
+        reviewer, judge = rater_label(name, version), judges[int(judge_id)]
+        if _keep(report_filter, reviewer, judge):
+            out.append((reviewer, judge, response_id, rubric or "", criterion, int(value)))
+    return out
+
+
+def _verdict_rows(project: Project, report_filter: ReportFilter
+                  ) -> list[tuple[str, _Judge, str, str]]:
+    """(reviewer, judge, response, verdict) of every review with a verdict label."""
+    judges = _judges(project)
+    where, params = _scope(report_filter)
+    rows = project.conn.execute(
+        "SELECT rv.name, rv.prompt_version, v.judge_id, v.response_id, v.verdict FROM "
+        "judge_reviews v JOIN raters rv ON rv.id = v.reviewer_id JOIN responses r ON r.id = "
+        "v.response_id JOIN questions q ON q.id = r.question_id WHERE v.verdict IS NOT NULL "
+        f"AND {where}", params)
+    out = []
+    for name, version, judge_id, response_id, verdict in rows:
+        reviewer, judge = rater_label(name, version), judges[int(judge_id)]
+        if _keep(report_filter, reviewer, judge):
+            out.append((reviewer, judge, response_id, verdict))
+    return out
+
+
+def has_reviews(project: Project) -> bool:
+    """Whether any expert has reviewed a judge verdict in this project."""
+    return project.conn.execute("SELECT EXISTS (SELECT 1 FROM judge_reviews) OR EXISTS "
+                                "(SELECT 1 FROM judge_review_criteria)").fetchone()[0] == 1
+
+
+def _criterion_order(rubric: str, criterion: str) -> tuple[int, int, str]:
+    """Rubrics in their registry order, criteria in rubric order; anything unknown last."""
+    rubrics = list(RUBRICS)
+    if rubric not in RUBRICS:
+        return len(rubrics), 0, criterion
+    keys = RUBRICS[rubric].keys
+    return rubrics.index(rubric), keys.index(criterion) if criterion in keys else len(keys), criterion
+
+
+def _rubric_title(rubric: str) -> str:
+    return RUBRICS[rubric].title if rubric in RUBRICS else rubric or "?"
+
+
+# -- 1. reviewer against reviewer ---------------------------------------------------------------
+
+
+def reviewer_agreement(project: Project, report_filter: ReportFilter = ReportFilter()
+                       ) -> list[ReviewerAgreement]:
+    """Every pair of reviewers, per judge and criterion, on the verdicts both reviewed: exact
+    agreement (with Gwet's analytic interval) and Gwet's AC2 with linear weights over 0, 1, 2.
+    Combinations nobody reviewed twice are left out."""
+    values: dict[tuple[str, str, str], dict[str, dict[str, int]]] = defaultdict(
+        lambda: defaultdict(dict))
+    names: dict[str, str] = {}
+    for reviewer, judge, response_id, rubric, criterion, value in _criterion_rows(project,
+                                                                                   report_filter):
+        names[judge.label] = judge.name
+        values[(judge.label, rubric, criterion)][reviewer][response_id] = value
+    reviewers = sorted({r for by_reviewer in values.values() for r in by_reviewer})
+    out = []
+    for first, second in combinations(reviewers, 2):
+        for (label, rubric, criterion) in sorted(values, key=lambda k: (k[0], *_criterion_order(
+                k[1], k[2]))):
+            a, b = values[(label, rubric, criterion)].get(first, {}), values[
+                (label, rubric, criterion)].get(second, {})
+            both = sorted(set(a) & set(b))
+            if not both:
+                continue
+            ratings = np.array([[a[r], b[r]] for r in both], dtype=float)
+            out.append(ReviewerAgreement(
+                (first, second), names[label], _rubric_title(rubric), criterion, len(both),
+                percent_agreement(ratings, AGREEMENT_LEVELS),
+                gwet_ac2(ratings, "linear", AGREEMENT_LEVELS)))
+    return out
+
+
+# -- 2. full agreement with each judge ----------------------------------------------------------
+
+
+def full_agreement(project: Project, report_filter: ReportFilter = ReportFilter()
+                   ) -> list[FullAgreement]:
+    """Per judge, criterion and reviewer: the share of the reviewer's values that are 2 (full
+    agreement with the judge), with its Wilson interval."""
+    counts: dict[tuple[str, str, str, str], list[int]] = defaultdict(lambda: [0, 0])
+    names: dict[str, str] = {}
+    for reviewer, judge, _, rubric, criterion, value in _criterion_rows(project, report_filter):
+        names[judge.label] = judge.name
+        cell = counts[(judge.label, rubric, criterion, reviewer)]
+        cell[0] += value == 2
+        cell[1] += 1
+    out = []
+    for label, rubric, criterion, reviewer in sorted(
+            counts, key=lambda k: (k[0], *_criterion_order(k[1], k[2]), k[3])):
+        agreeing, n = counts[(label, rubric, criterion, reviewer)]
+        out.append(FullAgreement(reviewer, names[label], _rubric_title(rubric), criterion, n,
+                                 proportion(agreeing, n)))
+    return out
+
+
+# -- 3. correct, lenient, strict ----------------------------------------------------------------
+
+
+def verdict_distribution(project: Project, report_filter: ReportFilter = ReportFilter()
+                         ) -> list[VerdictDistribution]:
+    """Per judge, the correct / lenient / strict shares of its reviewed verdicts: each reviewer's
+    shares, then their mean; the 95% interval is Wilson's on the counts pooled over reviewers."""
+    counts: dict[str, dict[str, dict[str, int]]] = defaultdict(
+        lambda: defaultdict(lambda: dict.fromkeys(VERDICTS, 0)))
+    names: dict[str, str] = {}
+    for reviewer, judge, _, verdict in _verdict_rows(project, report_filter):
+        names[judge.label] = judge.name
+        counts[judge.label][reviewer][verdict] += 1
+    out = []
+    for label in sorted(counts):
+        by_reviewer = counts[label]
+        pooled = {v: sum(c[v] for c in by_reviewer.values()) for v in VERDICTS}
+        n = sum(pooled.values())
+        shares = {}
+        for verdict in VERDICTS:
+            mean_share = float(np.mean([c[verdict] / sum(c.values())
+                                        for c in by_reviewer.values()]))
+            wilson = proportion(pooled[verdict], n)
+            shares[verdict] = Estimate(mean_share, wilson.ci95, n)
+        out.append(VerdictDistribution(names[label], len(by_reviewer), n, **shares))
+    return out
+
+
+# -- 4. which judge -----------------------------------------------------------------------------
+
+
+def recommendation(project: Project, report_filter: ReportFilter = ReportFilter()
+                   ) -> Recommendation | None:
+    """The judge to use, or None when no verdict has a label. See :class:`Recommendation`."""
+    distribution = verdict_distribution(project, report_filter)
+    if not distribution:
+        return None
+    ranked = sorted(distribution, key=lambda d: (-_value(d.correct), _value(d.lenient), d.judge))
+    best = ranked[0]
+    head = (f"{best.judge} is recommended: correct on {_value(best.correct):.1%} of its verdicts "
+            f"(lenient {_value(best.lenient):.1%})")
+    if len(ranked) == 1:
+        return Recommendation(best.judge, _value(best.correct), _value(best.lenient), None, None,
+                              0, None, None, None, head + "; it is the only judge reviewed.")
+    second = ranked[1]
+    labelled: dict[str, dict[tuple[str, str], float]] = defaultdict(dict)
+    for reviewer, judge, response_id, verdict in _verdict_rows(project, report_filter):
+        labelled[judge.name][(reviewer, response_id)] = float(verdict == "correct")
+    paired = sorted(set(labelled[best.judge]) & set(labelled[second.judge]))
+    head += f", against {_value(second.correct):.1%} for {second.judge}"
+    if len(paired) < MIN_PAIRS:
+        return Recommendation(
+            best.judge, _value(best.correct), _value(best.lenient), second.judge,
+            _value(second.correct), len(paired), None, None, None,
+            f"{head}; not enough data to test the difference ({len(paired)} paired reviews of "
+            f"the same response, at least {MIN_PAIRS} needed).")
+    test = mcnemar_exact([labelled[best.judge][k] for k in paired],
+                         [labelled[second.judge][k] for k in paired])
+    assert test.p_value is not None  # there are pairs
+    significant = test.p_value < ALPHA
+    verdict = (f"the difference is {'' if significant else 'not '}significant "
+               f"(McNemar {_p(test.p_value)})")
+    return Recommendation(best.judge, _value(best.correct), _value(best.lenient), second.judge,
+                          _value(second.correct), test.n, test.table, test.p_value, significant,
+                          f"{head}; {verdict}.")
+
+
+def _value(estimate: Estimate) -> float:
+    return estimate.value if estimate.value is not None else 0.0
+
+
+def _p(p: float) -> str:
+    """``p = 0.003``, ``p = 0.21``, ``p < 0.001``."""
+    return "p < 0.001" if p < 0.001 else f"p = {p:.3f}" if p < 0.1 else f"p = {p:.2f}"

@@ -1,0 +1,175 @@
+"""Stratified samples of responses for experts to audit judges on.
+
+The study audited every candidate judge on the same sample, stratified over topics and Bloom
+levels (p-refs.md, "LLM-judge validation protocol"). Here a sample is drawn once, from the
+responses every named judge has a complete verdict on, and stored with its seed: the same seed
+and data give the same sample.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from typing import Sequence
+
+from physgrade.project import Project, ProjectError, now_iso
+from physgrade.report.options import rater_label
+from physgrade.rubric import RUBRICS, rubric_for_kind
+from physgrade.validation import blind
+
+#: The facets a sample can be stratified over, and the column each reads.
+FACETS = {"topic": "q.topic", "bloom": "q.bloom_cognitive", "model": "r.model"}
+DEFAULT_STRATA = ("topic", "bloom", "model")
+#: The stratum value of a response whose facet is missing (e.g. no Bloom level yet).
+NONE = "(none)"
+#: The one stratum of a sample drawn over no facets.
+ALL = "(all)"
+SEPARATOR = " / "
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    id: int
+    name: str
+    seed: int
+    per_stratum: int
+    strata: tuple[str, ...]             # the facets
+    judges: tuple[str, ...]             # rater labels, "name [version]"
+    judge_ids: tuple[int, ...]
+    n_items: int
+    strata_counts: dict[str, int]       # stratum -> responses drawn from it
+    created_at: str
+
+    def text(self) -> str:
+        """One line: size, strata and judges (never their blind names)."""
+        judges = len(self.judges)
+        return (f"{self.n_items:,} response{'' if self.n_items == 1 else 's'} in "
+                f"{len(self.strata_counts):,} strat{'um' if len(self.strata_counts) == 1 else 'a'}, "
+                f"the same for each of {judges} judge{'' if judges == 1 else 's'}")
+
+
+def draw(project: Project, name: str, judges: Sequence[str], per_stratum: int, seed: int,
+         strata: Sequence[str] = DEFAULT_STRATA) -> Sample:
+    """Draw and store a sample: up to ``per_stratum`` responses of each stratum, among those
+    every judge (a rater label) has a complete verdict on. Gives the judges blind names."""
+    name = name.strip()
+    if not name:
+        raise ValueError("a sample needs a name")
+    if isinstance(per_stratum, bool) or not isinstance(per_stratum, int) or per_stratum < 1:
+        raise ValueError(f"draw at least 1 response per stratum, not {per_stratum!r}")
+    facets = tuple(strata)
+    wrong = [facet for facet in facets if facet not in FACETS]
+    if wrong:
+        raise ValueError(f"cannot stratify over {', '.join(map(repr, wrong))}; the facets are "
+                         f"{', '.join(FACETS)}")
+    if len(set(facets)) != len(facets):
+        raise ValueError(f"a facet is named twice in {', '.join(facets)}")
+    if not judges:
+        raise ValueError("name at least one judge to audit")
+    labels = tuple(dict.fromkeys(judges))
+    judge_ids = _judge_ids(project, labels)
+    conn = project.conn
+    _check_name_free(project, name)
+
+    eligible = set.intersection(*(_judged(project, judge) for judge in judge_ids))
+    columns = ", ".join(FACETS[facet] for facet in facets) or "NULL"
+    groups: dict[str, list[str]] = defaultdict(list)
+    for row in conn.execute(f"SELECT r.id, {columns} FROM responses r JOIN questions q "
+                            "ON q.id = r.question_id ORDER BY r.id"):
+        if row[0] in eligible:
+            groups[_stratum(row[1:], facets)].append(row[0])
+    rng = random.Random(seed)
+    drawn: list[tuple[str, str]] = []
+    for stratum in sorted(groups):
+        members = groups[stratum]  # sorted by id: the draw depends on the seed and data only
+        chosen = members if len(members) <= per_stratum else rng.sample(members, per_stratum)
+        drawn += [(response_id, stratum) for response_id in chosen]
+
+    with project.transaction():
+        _check_name_free(project, name)
+        sample_id = conn.execute(
+            "INSERT INTO review_samples (name, seed, per_stratum, strata, judges, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?)", (name, seed, per_stratum, json.dumps(list(facets)),
+                                          json.dumps(list(judge_ids)), now_iso())).lastrowid
+        conn.executemany("INSERT INTO review_sample_items (sample_id, response_id, stratum) "
+                         "VALUES (?, ?, ?)", [(sample_id, rid, s) for rid, s in drawn])
+        blind.assign(conn, judge_ids)
+    return _load(project, sample_id)
+
+
+def samples(project: Project) -> list[Sample]:
+    """Every stored sample, oldest first."""
+    return [_load(project, sample_id) for (sample_id,) in
+            project.conn.execute("SELECT id FROM review_samples ORDER BY id")]
+
+
+def sample(project: Project, sample_id: int) -> Sample:
+    """One stored sample."""
+    return _load(project, sample_id)
+
+
+def items(project: Project, sample_id: int) -> list[str]:
+    """The response ids of a sample, by stratum and then id."""
+    _load(project, sample_id)
+    return [rid for (rid,) in project.conn.execute(
+        "SELECT response_id FROM review_sample_items WHERE sample_id = ? "
+        "ORDER BY stratum, response_id", (sample_id,))]
+
+
+def _stratum(values: tuple[object, ...], facets: tuple[str, ...]) -> str:
+    if not facets:
+        return ALL
+    return SEPARATOR.join(NONE if value is None or str(value).strip() == "" else str(value)
+                          for value in values)
+
+
+def _check_name_free(project: Project, name: str) -> None:
+    if project.conn.execute("SELECT 1 FROM review_samples WHERE name = ?", (name,)).fetchone():
+        raise ValueError(f"there is already a sample named {name!r}; choose another name")
+
+
+def _judge_ids(project: Project, labels: tuple[str, ...]) -> tuple[int, ...]:
+    """The rater ids of judge labels; refuses labels that name no judge of the project."""
+    known = {rater_label(name, version): (rater, kind) for rater, name, version, kind in
+             project.conn.execute("SELECT id, name, prompt_version, kind FROM raters")}
+    unknown = [label for label in labels if label not in known]
+    if unknown:
+        judges = sorted(label for label, (_, kind) in known.items() if kind != "human")
+        raise ValueError(f"no judge {', '.join(map(repr, unknown))} in this project (its judges: "
+                         f"{', '.join(judges) or 'none'})")
+    people = [label for label in labels if known[label][1] == "human"]
+    if people:
+        raise ValueError(f"{', '.join(map(repr, people))} is a person, not a judge")
+    return tuple(known[label][0] for label in labels)
+
+
+def _judged(project: Project, judge_id: int) -> set[str]:
+    """The responses a judge has a complete, good verdict on, with the response's own rubric."""
+    done = set()
+    for response_id, rubric, kind, scored in project.conn.execute(
+            "SELECT a.response_id, a.rubric, q.kind, (SELECT count(*) FROM scores s WHERE "
+            "s.rater_id = a.rater_id AND s.response_id = a.response_id AND s.rubric = a.rubric) "
+            "FROM assessments a JOIN responses r ON r.id = a.response_id JOIN questions q "
+            "ON q.id = r.question_id WHERE a.rater_id = ? AND a.status = 'ok'", (judge_id,)):
+        if rubric == rubric_for_kind(kind).key and scored == len(RUBRICS[rubric].criteria):
+            done.add(response_id)
+    return done
+
+
+def _load(project: Project, sample_id: int) -> Sample:
+    conn = project.conn
+    row = conn.execute("SELECT id, name, seed, per_stratum, strata, judges, created_at FROM "
+                       "review_samples WHERE id = ?", (sample_id,)).fetchone()
+    if row is None:
+        raise ProjectError(f"no review sample {sample_id} in this project")
+    judge_ids = tuple(json.loads(row[5]))
+    names = {rater: rater_label(name, version) for rater, name, version in conn.execute(
+        "SELECT id, name, prompt_version FROM raters")}
+    counts = Counter(dict(conn.execute(
+        "SELECT stratum, count(*) FROM review_sample_items WHERE sample_id = ? GROUP BY stratum "
+        "ORDER BY stratum", (sample_id,))))
+    return Sample(row[0], row[1], row[2], row[3], tuple(json.loads(row[4])),
+                  tuple(names[judge] for judge in judge_ids), judge_ids, sum(counts.values()),
+                  dict(sorted(counts.items())), row[6])
