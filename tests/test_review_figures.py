@@ -14,7 +14,7 @@ from physgrade.report.build import build_report
 from physgrade.report.options import ReportFilter, ReportOptions
 from physgrade.report.writers import write_report
 from physgrade.stats.describe import proportion
-from physgrade.validation import figures
+from physgrade.validation import blind, figures
 
 A, B = "judge-a [v1]", "judge-b [v1]"
 RESPONSES = [f"r-{i:02d}" for i in range(1, 13)]
@@ -161,12 +161,8 @@ def test_ties_go_to_the_less_lenient_judge(project: Project, tmp_path: Path) -> 
 
 
 def test_blind_aliases_are_revealed(audited: Project) -> None:
-    conn = audited.conn
-    conn.execute("CREATE TABLE IF NOT EXISTS judge_aliases (judge_id INTEGER PRIMARY KEY "
-                 "REFERENCES raters (id), alias TEXT NOT NULL UNIQUE)")
-    conn.execute("INSERT INTO judge_aliases (judge_id, alias) SELECT id, 'A' FROM raters "
-                 "WHERE name = 'judge-a'")
-    conn.commit()
+    (judge_a,) = audited.conn.execute("SELECT id FROM raters WHERE name = 'judge-a'").fetchone()
+    assert blind.aliases(audited, [judge_a]) == {judge_a: "Judge A"}  # the only one: A
     assert figures.judge_names(audited) == {A: f"Judge A = {A}", B: B}
     assert {d.judge for d in figures.verdict_distribution(audited)} == {f"Judge A = {A}", B}
     assert figures.recommendation(audited).text.startswith(f"Judge A = {A} is recommended")

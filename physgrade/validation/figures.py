@@ -117,21 +117,11 @@ class _Judge:
 
     @property
     def name(self) -> str:
-        return _alias_name(self.alias, self.label) if self.alias else self.label
-
-
-def _alias_name(alias: str, label: str) -> str:
-    judge = alias if alias.lower().startswith("judge") else f"Judge {alias}"
-    return f"{judge} = {label}"
+        return f"{self.alias} = {self.label}" if self.alias else self.label
 
 
 def _aliases(project: Project) -> dict[int, str]:
-    """judge rater id → blind alias, if the project has the ``judge_aliases`` table (it comes
-    with a later migration, so older projects have none)."""
-    exists = project.conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
-                                  "name = 'judge_aliases'").fetchone()
-    if not exists:
-        return {}
+    """judge rater id → blind alias (judges never audited in the app have none)."""
     return {int(judge_id): str(alias) for judge_id, alias in
             project.conn.execute("SELECT judge_id, alias FROM judge_aliases")}
 

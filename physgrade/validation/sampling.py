@@ -136,7 +136,9 @@ def _judge_ids(project: Project, labels: tuple[str, ...]) -> tuple[int, ...]:
              project.conn.execute("SELECT id, name, prompt_version, kind FROM raters")}
     unknown = [label for label in labels if label not in known]
     if unknown:
-        judges = sorted(label for label, (_, kind) in known.items() if kind != "human")
+        judges = sorted(rater_label(name, version) for name, version in project.conn.execute(
+            "SELECT name, prompt_version FROM raters t WHERE kind = 'llm' AND EXISTS "
+            "(SELECT 1 FROM assessments a WHERE a.rater_id = t.id)"))
         raise ValueError(f"no judge {', '.join(map(repr, unknown))} in this project (its judges: "
                          f"{', '.join(judges) or 'none'})")
     people = [label for label in labels if known[label][1] == "human"]
