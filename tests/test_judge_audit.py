@@ -366,3 +366,17 @@ def test_review_sample_command(demo):
     assert unknown.returncode == 1 and "no judge 'arbiter-huge'" in unknown.stderr
     zero = physgrade("review-sample", demo, "--judge", LARGE, "--per-stratum", 0)
     assert zero.returncode == 1 and "at least 1 response per stratum" in zero.stderr
+
+
+def test_a_sample_nobody_could_review_is_refused(demo: Path) -> None:
+    # Judges that never judged the same responses leave nothing to audit: refused, not stored.
+    with Project.open(demo) as project:
+        project.conn.execute("INSERT INTO raters (name, kind) VALUES ('idle-judge', 'llm')")
+        rater = project.conn.execute("SELECT id FROM raters WHERE name = 'idle-judge'").fetchone()
+        response = project.conn.execute("SELECT id FROM responses LIMIT 1").fetchone()
+        project.conn.execute("INSERT INTO assessments (rater_id, response_id, rubric, "
+                             "assessed_at) VALUES (?, ?, 'prefs', '2026-01-01T00:00:00Z')",
+                             (rater[0], response[0]))
+        with pytest.raises(ValueError, match="no response has a complete verdict from every"):
+            sampling.draw(project, "none", ["idle-judge"], 2, 1)
+        assert project.conn.execute("SELECT count(*) FROM review_samples").fetchone()[0] == 0

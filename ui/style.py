@@ -110,6 +110,33 @@ QLabel[role="decision"] {{ font-weight: 600; padding: 2px 10px; border-radius: 4
 QLabel[role="decision"][decision="none"] {{ color: {MUTED}; background: {BACKGROUND}; }}
 QLabel[role="decision"][decision="confirmed"] {{ color: {GOOD}; background: {GOOD_BACKGROUND}; }}
 QLabel[role="decision"][decision="rejected"] {{ color: {BAD}; background: {BAD_BACKGROUND}; }}
+QLabel[role="alias"] {{ font-size: 16pt; font-weight: 700; color: {TEXT}; }}
+QLabel[role="reviewer"] {{ font-weight: 600; color: {ACCENT}; }}
+QLabel[role="judge-score"] {{
+    font-family: monospace; font-weight: 700; color: {TEXT}; background: {BACKGROUND};
+    border: 1px solid {BORDER}; border-radius: 4px; padding: 2px 6px;
+}}
+QLabel[role="rationale"] {{ color: {MUTED}; font-style: italic; padding-left: 46px; }}
+QLabel[role="review-state"] {{ font-weight: 600; padding: 2px 10px; border-radius: 4px; }}
+QLabel[role="review-state"][state="open"] {{ color: {WARN}; background: {WARN_BACKGROUND}; }}
+QLabel[role="review-state"][state="done"] {{ color: {GOOD}; background: {GOOD_BACKGROUND}; }}
+QLabel[role="finished"] {{
+    color: {GOOD}; background: {GOOD_BACKGROUND}; border-radius: 4px; padding: 6px 10px;
+    font-weight: 600;
+}}
+QPushButton[role="agree"] {{
+    min-width: 34px; max-width: 40px; padding: 4px 4px; font-weight: 600;
+}}
+QPushButton[role="agree"][value="2"]:checked, QPushButton[role="verdict"][verdict="correct"]:checked {{
+    background: {GOOD}; color: white; border-color: {GOOD};
+}}
+QPushButton[role="agree"][value="1"]:checked, QPushButton[role="verdict"][verdict="lenient"]:checked {{
+    background: {WARN}; color: white; border-color: {WARN};
+}}
+QPushButton[role="agree"][value="0"]:checked, QPushButton[role="verdict"][verdict="strict"]:checked {{
+    background: {BAD}; color: white; border-color: {BAD};
+}}
+QPushButton[role="verdict"] {{ padding: 7px 10px; font-weight: 600; }}
 QTreeWidget#clusters {{ background: {SURFACE}; border: 1px solid {BORDER}; border-radius: 4px; }}
 QTreeWidget#clusters::item {{ padding: 3px 2px; }}
 """

@@ -86,6 +86,9 @@ def draw(project: Project, name: str, judges: Sequence[str], per_stratum: int, s
         members = groups[stratum]  # sorted by id: the draw depends on the seed and data only
         chosen = members if len(members) <= per_stratum else rng.sample(members, per_stratum)
         drawn += [(response_id, stratum) for response_id in chosen]
+    if not drawn:
+        raise ValueError(f"no response has a complete verdict from every one of "
+                         f"{', '.join(labels)}; choose judges that judged the same responses")
 
     with project.transaction():
         _check_name_free(project, name)

@@ -1,0 +1,331 @@
+"""The Audit page on the real demo project: a sample drawn from its dialog, then judges'
+verdicts reviewed blind with the keyboard only, every change read back from the project file
+through a fresh connection."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pytestqt")
+
+from PySide6.QtCore import Qt  # noqa: E402
+from PySide6.QtWidgets import (QAbstractButton, QApplication, QComboBox,  # noqa: E402
+                               QDialogButtonBox, QLabel, QLineEdit, QWidget)
+
+from conftest import ROOT, page_dom  # noqa: E402
+from physgrade.project import Project  # noqa: E402
+from physgrade.validation import sampling, session  # noqa: E402
+from physgrade_ui import audit  # noqa: E402
+from physgrade_ui.audit import AuditPage, NewSampleDialog  # noqa: E402
+from physgrade_ui.main_window import MainWindow  # noqa: E402
+
+pytestmark = pytest.mark.usefixtures("app_settings")
+
+JUDGES = ["arbiter-large [prefs-v1]", "arbiter-mini [prefs-v1]"]
+REAL_NAMES = ("arbiter-large", "arbiter-mini", "arbiter", "prefs-v1")
+REVIEWER = "expert-1"
+
+
+def shot(widget: QWidget, name: str) -> None:
+    """Save a screenshot when PHYSGRADE_SHOTS names a folder (for looking at the page)."""
+    folder = os.environ.get("PHYSGRADE_SHOTS")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        assert widget.grab().save(str(Path(folder) / name))
+
+
+def press(qtbot, window: MainWindow, *keys: Qt.Key | str) -> None:
+    """Keys as the reviewer types them, to whatever has the keyboard."""
+    for key in keys:
+        qtbot.keyClick(QApplication.focusWidget() or window, key)
+
+
+def show_audit(window: MainWindow, qtbot) -> AuditPage:
+    window.activateWindow()  # shortcuts go to the active window
+    qtbot.waitUntil(window.isActiveWindow, timeout=5_000)
+    window.audit_action.trigger()
+    page = window.audit
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is page.panel or
+                    page.body.currentWidget() is page.empty, timeout=5_000)
+    return page
+
+
+def draw(qtbot, dialog: NewSampleDialog) -> None:
+    """Press the dialog's Draw sample button."""
+    button = dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Ok)
+    assert button.text() == "Draw sample"
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+
+
+def draw_in_dialog(page: AuditPage, qtbot, name: str, per_stratum: int = 1,
+                   seed: int = 7) -> None:
+    dialog = page.new_sample()
+    assert isinstance(dialog, NewSampleDialog)
+    dialog.name.setText(name)
+    dialog.per_stratum.setValue(per_stratum)
+    dialog.seed.setValue(seed)
+    draw(qtbot, dialog)
+    qtbot.waitUntil(lambda: page.dialog is None, timeout=5_000)
+
+
+@pytest.fixture
+def drawn(window: MainWindow, qtbot) -> AuditPage:
+    """The Audit page on show with a sample of the demo drawn from its dialog."""
+    page = show_audit(window, qtbot)
+    draw_in_dialog(page, qtbot, "Pilot")
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is page.panel, timeout=5_000)
+    return page
+
+
+def reviews(path: Path, reviewer: str = REVIEWER) -> tuple[dict, dict]:
+    """What the project file holds for ``reviewer``: criteria agreements and verdict labels."""
+    with Project.open(path) as project:
+        conn = project.conn
+        (rid,) = conn.execute("SELECT id FROM raters WHERE name = ? AND kind = 'human'",
+                              (reviewer,)).fetchone()
+        criteria: dict[tuple[str, int], dict[str, int]] = {}
+        for judge, response, criterion, agreement in conn.execute(
+                "SELECT judge_id, response_id, criterion, agreement FROM judge_review_criteria "
+                "WHERE reviewer_id = ?", (rid,)):
+            criteria.setdefault((response, judge), {})[criterion] = agreement
+        labels = {(response, judge): verdict for judge, response, verdict in conn.execute(
+            "SELECT judge_id, response_id, verdict FROM judge_reviews WHERE reviewer_id = ?",
+            (rid,))}
+    return criteria, labels
+
+
+def shown_agreements(page: AuditPage) -> dict[str, int]:
+    shown = {}
+    for row in page.panel.rows:
+        checked = row.buttons.checkedButton()
+        if checked is not None:
+            shown[row.key] = checked.property("value")
+    return shown
+
+
+def shown_label(page: AuditPage) -> str | None:
+    checked = [b for b in page.panel.verdict_buttons.buttons() if b.isChecked()]
+    return checked[0].property("verdict") if checked else None
+
+
+def page_texts(page: QWidget) -> list[str]:
+    """Every text a widget of the page shows or tells (labels, buttons, fields, drop-downs,
+    tool tips)."""
+    texts = []
+    for widget in [page, *page.findChildren(QWidget)]:
+        texts.append(widget.toolTip())
+        if isinstance(widget, (QLabel, QAbstractButton, QLineEdit)):
+            texts.append(widget.text())
+        if isinstance(widget, QComboBox):
+            for i in range(widget.count()):
+                texts += [widget.itemText(i),
+                          str(widget.itemData(i, Qt.ItemDataRole.ToolTipRole) or "")]
+    return texts
+
+
+def test_the_empty_state_says_what_to_do(window: MainWindow, qtbot) -> None:
+    page = show_audit(window, qtbot)
+    assert page.body.currentWidget() is page.empty
+    assert "drawing a sample" in page.empty_text.text()
+    shot(window, "audit-empty.png")
+    assert page.empty_new.isEnabled()
+    with Project.create(window.project.path.with_name("bare.physgrade")):
+        pass
+    window.open_project(window.project.path.with_name("bare.physgrade"))
+    window.audit_action.trigger()
+    assert page.body.currentWidget() is page.empty
+    assert page.empty_title.text() == "No judges to audit yet"
+    assert "run a judge first" in page.empty_text.text()
+    assert not page.empty_new.isEnabled()
+
+
+def test_drawing_from_the_dialog_selects_the_sample_and_refusals_stay_in_it(
+        window: MainWindow, demo: Path, qtbot) -> None:
+    page = show_audit(window, qtbot)
+    dialog = page.new_sample()
+    assert [dialog.judges.item(i).text() for i in range(dialog.judges.count())] == JUDGES
+    for i in range(dialog.judges.count()):
+        dialog.judges.item(i).setCheckState(Qt.CheckState.Unchecked)
+    dialog.name.setText("Pilot")
+    draw(qtbot, dialog)
+    assert dialog.isVisible() and "at least one judge" in dialog.error.text()
+    dialog.judges.item(0).setCheckState(Qt.CheckState.Checked)
+    dialog.name.setText("   ")
+    draw(qtbot, dialog)
+    assert dialog.isVisible() and "needs a name" in dialog.error.text()
+    with Project.open(demo) as project:
+        assert sampling.samples(project) == []  # nothing stored by a refusal
+
+    before = dialog.seed.value()
+    for _ in range(3):
+        dialog.random_seed.click()
+        if dialog.seed.value() != before:
+            break
+    assert dialog.seed.value() != before
+    dialog.judges.item(1).setCheckState(Qt.CheckState.Checked)
+    dialog.facets["model"].setChecked(False)
+    dialog.name.setText("Pilot")
+    dialog.per_stratum.setValue(1)
+    dialog.seed.setValue(11)
+    shot(dialog, "audit-new-sample.png")
+    draw(qtbot, dialog)
+    qtbot.waitUntil(lambda: page.dialog is None, timeout=5_000)
+
+    with Project.open(demo) as project:
+        (stored,) = sampling.samples(project)
+    assert (stored.name, stored.seed, stored.per_stratum) == ("Pilot", 11, 1)
+    assert stored.strata == ("topic", "bloom") and stored.judges == tuple(JUDGES)
+    assert page.body.currentWidget() is page.content
+    assert page.sample.currentText() == "Pilot"
+    assert stored.text() in window.statusBar().currentMessage()
+    total = stored.n_items * 2
+    assert page.progress_text.text().endswith(f"of {total} verdicts reviewed")
+    assert page.reviewer_label.text() == f"Reviewer: {REVIEWER}"
+
+    # The same name again is refused in the dialog, and the first sample stays as it was.
+    dialog = page.new_sample()
+    dialog.name.setText("Pilot")
+    draw(qtbot, dialog)
+    assert dialog.isVisible() and "already a sample named 'Pilot'" in dialog.error.text()
+    dialog.reject()
+    qtbot.waitUntil(lambda: page.dialog is None, timeout=5_000)
+    with Project.open(demo) as project:
+        assert [s.name for s in sampling.samples(project)] == ["Pilot"]
+
+
+def test_a_keyboard_only_session_is_stored_and_shown_again(
+        window: MainWindow, drawn: AuditPage, demo: Path, qtbot) -> None:
+    page = drawn
+    sample_id = page.current_sample_id()
+    done_before, total = session.progress(window.project, sample_id, REVIEWER)
+    assert page.progress_text.text() == f"{done_before} of {total} verdicts reviewed"
+    assert page.progress_bar.value() == done_before and page.progress_bar.maximum() == total
+
+    typed: dict[tuple[str, int], dict[str, int]] = {}
+    labels: dict[tuple[str, int], str] = {}
+    pattern = ("2", "1", "0")
+    for number, verdict_key in enumerate(("C", "L", "S")):
+        item = page.items[page.index]
+        assert not page.view.done and page.panel.current == 0
+        keys = list(page.view.scores)
+        given = {}
+        for i, key in enumerate(keys):
+            digit = pattern[(i + number) % 3]
+            press(qtbot, window, digit)
+            given[key] = int(digit)
+            # the row moves on, up to the last one
+            assert page.panel.current == min(i + 1, len(keys) - 1)
+        press(qtbot, window, verdict_key)
+        assert page.view.done and "Reviewed" in page.panel.state.text()
+        typed[(item.response_id, item.judge_id)] = given
+        labels[(item.response_id, item.judge_id)] = {"C": "correct", "L": "lenient",
+                                                     "S": "strict"}[verdict_key]
+        assert shown_agreements(page) == given and shown_label(page) == labels[
+            (item.response_id, item.judge_id)]
+        assert page.progress_text.text() == \
+            f"{done_before + number + 1} of {total} verdicts reviewed"
+        press(qtbot, window, Qt.Key.Key_N if number == 0 else
+              Qt.Key.Key_Return if number == 1 else Qt.Key.Key_Right)
+        assert (page.items[page.index].response_id, page.items[page.index].judge_id) \
+            not in typed
+
+    # Moving between rows (Up, Down, Tab, Shift+Tab) and clearing with Backspace / Delete.
+    item = page.items[page.index]
+    press(qtbot, window, Qt.Key.Key_Down, Qt.Key.Key_Tab)
+    assert page.panel.current == 2
+    press(qtbot, window, Qt.Key.Key_Up, Qt.Key.Key_Backtab)
+    assert page.panel.current == 0
+    press(qtbot, window, "1", "1")
+    assert shown_agreements(page) == dict(zip(list(page.view.scores)[:2], (1, 1)))
+    press(qtbot, window, Qt.Key.Key_Up, Qt.Key.Key_Backspace)
+    assert shown_agreements(page) == {list(page.view.scores)[0]: 1}
+    press(qtbot, window, Qt.Key.Key_Up, Qt.Key.Key_Delete)
+    assert shown_agreements(page) == {}
+    criteria, _ = reviews(demo)
+    assert (item.response_id, item.judge_id) not in criteria
+
+    # Back with P and ←: the stored values are shown again.
+    reviewed = list(typed)
+    for key, expected in ((Qt.Key.Key_P, reviewed[2]), (Qt.Key.Key_Left, reviewed[1]),
+                          (Qt.Key.Key_P, reviewed[0])):
+        press(qtbot, window, key)
+        shown = page.items[page.index]
+        assert (shown.response_id, shown.judge_id) == expected
+        assert shown_agreements(page) == typed[expected]
+        assert shown_label(page) == labels[expected]
+
+    # Read back through a fresh connection: exactly what was typed.
+    criteria, stored_labels = reviews(demo)
+    for pair in typed:
+        assert criteria[pair] == typed[pair]
+        assert stored_labels[pair] == labels[pair]
+    with Project.open(demo) as project:
+        assert session.progress(project, sample_id, REVIEWER) == (done_before + 3, total)
+
+
+def test_the_judges_real_names_appear_nowhere_on_the_page(
+        window: MainWindow, drawn: AuditPage, qtbot) -> None:
+    page = drawn
+    seen_aliases = set()
+    for _ in range(6):
+        qtbot.waitUntil(lambda: page.items[page.index].response_id in page_dom(qtbot,
+                                                                               page.reader))
+        html = page_dom(qtbot, page.reader)
+        texts = page_texts(page)
+        for name in REAL_NAMES:
+            assert name not in html
+            assert not any(name in text for text in texts), name
+        seen_aliases.add(page.panel.alias.text())
+        press(qtbot, window, "2", "2", "2", "2", "2", "2", "2", "2", "C", "N")
+    assert seen_aliases <= {"Judge A", "Judge B"} and seen_aliases
+
+
+def test_finishing_the_sample_says_so(window: MainWindow, drawn: AuditPage, qtbot) -> None:
+    page = drawn
+    project, reviewer = window.project, REVIEWER
+    # Finish every verdict but the one on show through the core, then the last by keys.
+    on_show = page.items[page.index]
+    for item in page.items:
+        if item == on_show:
+            continue
+        view = session.verdict_view(project, item, reviewer)
+        for key in view.scores:
+            project.set_review_agreement(reviewer, item.judge_id, item.response_id, key, 2)
+        project.set_review_verdict(reviewer, item.judge_id, item.response_id, "correct")
+    press(qtbot, window, *["2"] * len(page.view.scores), "C")
+    total = len(page.items)
+    assert page.progress_text.text() == f"{total} of {total} verdicts reviewed"
+    assert page.panel.finished.isVisible()
+    assert "Sample finished" in page.panel.finished.text()
+    press(qtbot, window, "N")  # every verdict is done: N simply goes on to the next
+    assert page.items[page.index] != on_show or total == 1
+
+
+def test_the_help_overlay_lists_the_pages_keys(window: MainWindow, drawn: AuditPage,
+                                               qtbot) -> None:
+    window.show_shortcuts()
+    texts = [window.help.grid.itemAt(i).widget().text() for i in range(window.help.grid.count())]
+    assert "Judge audit" in texts and "Grading" not in texts
+    assert all(keys in texts and what in texts for keys, what in audit.KEYS)
+    assert "Ctrl+6" in texts and "Audit" in texts
+    window.help.hide()
+
+
+def test_screenshot(window: MainWindow, drawn: AuditPage, qtbot) -> None:
+    """The page as a reviewer sees it, midway through a verdict with the judge's reasons."""
+    page = drawn
+    project = window.project
+    with_reason = next((i for i, item in enumerate(page.items)
+                        if session.verdict_view(project, item, REVIEWER).rationale
+                        and not session.verdict_view(project, item, REVIEWER).done), page.index)
+    page.show_index(with_reason)
+    press(qtbot, window, "2", "2", "2", "1")
+    qtbot.waitUntil(lambda: page.items[page.index].response_id in page_dom(qtbot, page.reader))
+    qtbot.wait(200)
+    shot(window, "audit-page.png")
+    target = ROOT / "docs" / "audit-page.png"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    assert window.grab().save(str(target))

@@ -1,0 +1,812 @@
+"""The judge audit: an expert reviews LLM judges' verdicts on a stratified sample, blind.
+
+A sample is drawn once (``physgrade.validation.sampling``) from the responses every chosen
+judge has a complete verdict on; the reviewer then works through every (response, judge)
+verdict of it, in an order of their own (``physgrade.validation.session``). The judge on
+show is named only by its blind alias ("Judge B"): its real name appears nowhere on this page.
+For each criterion the reviewer says how far they agree with the judge's score (2 full,
+1 partial, 0 disagree), then labels the verdict as a whole correct, lenient or strict.
+
+Keyboard first, like the workbench: every change is committed at once through the project.
+"""
+
+from __future__ import annotations
+
+import random
+from functools import partial
+from html import escape
+from typing import Callable
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QKeySequence, QShowEvent
+from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QComboBox, QFrame, QHBoxLayout,
+                               QLineEdit, QListWidget, QListWidgetItem, QMessageBox,
+                               QProgressBar, QPushButton, QScrollArea, QSpinBox, QSplitter,
+                               QStackedWidget, QVBoxLayout, QWidget)
+
+from physgrade.grading import grading_item
+from physgrade.project import Project, ProjectError
+from physgrade.report.options import report_choices
+from physgrade.rubric import ScoreError
+from physgrade.validation import sampling, session
+from physgrade.validation.sampling import Sample
+from physgrade.validation.session import ReviewItem, VerdictView
+from physgrade_ui import reading, style, transfer
+from physgrade_ui.reading_view import BufferedReadingView
+from physgrade_ui.widgets import label
+
+Section = tuple[str, list[tuple[str, str]]]
+
+#: The reviewer's agreement with one criterion's score: value, button text, meaning.
+AGREEMENTS = ((2, "2", "Full agreement"), (1, "1", "Partial agreement"), (0, "0", "Disagree"))
+#: The reviewer's label of a verdict as a whole: value, button text, key, meaning.
+VERDICTS = (("correct", "Correct", "C", "the judge's verdict is right"),
+            ("lenient", "Lenient", "L", "the judge under-penalizes"),
+            ("strict", "Strict", "S", "the judge over-penalizes"))
+#: The facets a sample can be stratified over, as the dialog names them.
+FACET_NAMES = (("topic", "Topic"), ("bloom", "Bloom level"), ("model", "Model"))
+#: The keys, as the hint line and the help overlay list them.
+KEYS = (("↑  ↓  Tab", "Previous / next criterion"),
+        ("2  1  0", "Agree fully / partly / not with the criterion (then the next)"),
+        ("⌫  Del", "Clear my agreement with the criterion"),
+        ("C  L  S", "Label the verdict correct / lenient / strict"),
+        ("N  Enter  →", "Next verdict (the next unfinished one first)"),
+        ("P  ←", "Previous verdict"))
+NO_JUDGES = ("An audit has experts check the verdicts of LLM judges, blind: each judge is "
+             "shown only as “Judge A”, “Judge B” and so on. This project has no judge verdicts yet: "
+             "run a judge first (Judge ▸ Run judge…), or import verdicts (File ▸ Import).")
+NO_SAMPLE = ("An audit has experts check the verdicts of LLM judges, blind: each judge is shown "
+             "only as “Judge A”, “Judge B” and so on. Start by drawing a sample of responses, stratified "
+             "over topics, Bloom levels and models; every chosen judge's verdict on each of them "
+             "is then reviewed criterion by criterion.")
+NO_REVIEWER = "Say who you are first (Grading ▸ Change Grader…): reviews are kept under your name."
+
+
+def judges(project: Project) -> list[str]:
+    """The rater labels of the project's judges that have given verdicts."""
+    return report_choices(project).judges
+
+
+def hint_html() -> str:
+    """The hint line under the session: our own text, so rich text is safe here."""
+    cap = (f'<span style="color: {style.ACCENT}; font-family: monospace; '
+           'font-weight: 700;">{}</span>')
+    short = ("criterion", "agree 2 / 1 / 0", "clear", "correct / lenient / strict", "next",
+             "previous")
+    parts = []
+    for (keys, _), what in zip(KEYS, short):
+        shown = " ".join(cap.format(escape(k)) for k in keys.split())
+        parts.append(f"{shown} {escape(what)}")
+    return "&nbsp;&nbsp;·&nbsp;&nbsp;".join(parts)
+
+
+def _polish(widget: QWidget) -> None:
+    widget.style().unpolish(widget)
+    widget.style().polish(widget)
+
+
+# -- the New sample dialog ------------------------------------------------------------------
+
+
+class NewSampleDialog(transfer.TransferDialog[Sample]):
+    """Name, judges, facets, size and seed of a new sample; drawn (and stored) on accept, or
+    refused in the dialog with the core's reason, nothing stored."""
+
+    def __init__(self, project: Project, judge_labels: list[str],
+                 parent: QWidget | None = None) -> None:
+        super().__init__("New audit sample", "Draw sample", parent)
+        self.project = project
+        taken = {s.name for s in sampling.samples(project)}
+        number = len(taken) + 1
+        while f"Sample {number}" in taken:
+            number += 1
+        self.name = QLineEdit(f"Sample {number}", self)
+        self.name.selectAll()
+        self.judges = QListWidget(self)
+        self.judges.setObjectName("sample_judges")
+        for judge in judge_labels:
+            item = QListWidgetItem(judge, self.judges)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Checked)
+        self.judges.setFixedHeight(min(6, max(2, len(judge_labels))) * 26 + 8)
+        self.facets = {facet: QCheckBox(name, self) for facet, name in FACET_NAMES}
+        facets = QHBoxLayout()
+        facets.setSpacing(16)
+        for box in self.facets.values():
+            box.setChecked(True)
+            facets.addWidget(box)
+        facets.addStretch(1)
+        self.per_stratum = QSpinBox(self)
+        self.per_stratum.setRange(1, 10_000)
+        self.per_stratum.setValue(2)
+        self.seed = QSpinBox(self)
+        self.seed.setRange(0, 2**31 - 1)
+        self.seed.setMinimumWidth(130)
+        self.random_seed = QPushButton("Random", self)
+        self.random_seed.setProperty("role", "small")
+        self.random_seed.setToolTip("Fill in a random seed")
+        self.random_seed.clicked.connect(self.fill_random_seed)
+        seed = QHBoxLayout()
+        seed.setSpacing(8)
+        seed.addWidget(self.seed)
+        seed.addWidget(self.random_seed)
+        seed.addStretch(1)
+        self.fill_random_seed()
+
+        self.form.addRow("Name", self.name)
+        self.form.addRow("Judges", self.judges)
+        self.form.addRow("Stratify by", facets)
+        self.form.addRow("Responses per stratum", self.per_stratum)
+        self.form.addRow("Seed", seed)
+        note = label("Drawn among the responses every chosen judge has a complete verdict on. "
+                     "The same seed and data give the same sample; reviewers see the judges "
+                     "only under blind names.", "muted", self)
+        note.setWordWrap(True)
+        self.form.addRow("", note)
+        self.resize(560, self.sizeHint().height())
+
+    def fill_random_seed(self) -> None:
+        self.seed.setValue(random.SystemRandom().randrange(0, 1_000_000))
+
+    def chosen_judges(self) -> list[str]:
+        return [self.judges.item(i).text() for i in range(self.judges.count())
+                if self.judges.item(i).checkState() == Qt.CheckState.Checked]
+
+    def chosen_facets(self) -> tuple[str, ...]:
+        return tuple(facet for facet, box in self.facets.items() if box.isChecked())
+
+    def accept(self) -> None:
+        try:
+            drawn = sampling.draw(self.project, self.name.text(), self.chosen_judges(),
+                                  self.per_stratum.value(), self.seed.value(),
+                                  self.chosen_facets())
+        except (ValueError, ProjectError) as exc:
+            message = str(exc)
+            self.refuse(message[:1].upper() + message[1:] + ".")
+            return
+        self.grant(drawn)
+
+
+# -- the verdict panel ----------------------------------------------------------------------
+
+
+class AgreementRow(QFrame):
+    """One criterion the judge scored: key, name, the judge's score and reason, and the
+    reviewer's agreement as three buttons."""
+
+    clicked = Signal(int)
+
+    def __init__(self, key: str, name: str, maximum: int, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.key = key
+        self.maximum = maximum
+        self.setProperty("role", "criterion")
+        self.setProperty("current", False)
+        key_label = label(key, "criterion-key", self)
+        key_label.setFixedWidth(40)
+        self.score = label("", "judge-score", self)
+        self.score.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.score.setMinimumWidth(48)
+        self.buttons = QButtonGroup(self)
+        self.buttons.setExclusive(False)  # none checked: no agreement given yet
+        top = QHBoxLayout()
+        top.setSpacing(6)
+        top.addWidget(key_label)
+        top.addWidget(label(name, "criterion-name", self), 1)
+        top.addWidget(self.score)
+        top.addSpacing(8)
+        for value, text, meaning in AGREEMENTS:
+            button = QPushButton(text, self)
+            button.setCheckable(True)
+            button.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # keys go to the panel
+            button.setProperty("role", "agree")
+            button.setProperty("value", value)
+            button.setToolTip(f"{meaning} — key {value}")
+            self.buttons.addButton(button, value)
+            top.addWidget(button)
+        self.buttons.idClicked.connect(self.clicked)
+        self.rationale = label("", "rationale", self)
+        self.rationale.setTextFormat(Qt.TextFormat.PlainText)  # a model's words: never HTML
+        self.rationale.setWordWrap(True)
+        self.rationale.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(10, 7, 10, 7)
+        layout.setSpacing(3)
+        layout.addLayout(top)
+        layout.addWidget(self.rationale)
+
+    def show_values(self, score: int | None, rationale: str | None,
+                    agreement: int | None) -> None:
+        self.score.setText("N/A" if score is None else f"{score}/{self.maximum}")
+        self.score.setToolTip("The judge's score")
+        self.rationale.setText(rationale or "")
+        self.rationale.setVisible(bool(rationale))
+        for button in self.buttons.buttons():
+            button.setChecked(button.property("value") == agreement)
+
+    def set_current(self, current: bool) -> None:
+        if self.property("current") != current:
+            self.setProperty("current", current)
+            _polish(self)
+
+
+class VerdictPanel(QWidget):
+    """One judge's verdict on the response on show, under its alias only, with the
+    reviewer's agreements and label."""
+
+    agreement_clicked = Signal(str, int)   # criterion, 2 / 1 / 0
+    verdict_clicked = Signal(str)          # correct / lenient / strict
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.view: VerdictView | None = None
+        self.rows: list[AgreementRow] = []
+        self.current = 0
+        self._row_sets: dict[tuple[str, ...], list[AgreementRow]] = {}
+        self.alias = label("", "alias", self)
+        self.alias.setTextFormat(Qt.TextFormat.PlainText)
+        self.state = label("", "review-state", self)
+        self.state.setTextFormat(Qt.TextFormat.PlainText)
+        self.position = label("", "muted", self)
+        self.position.setTextFormat(Qt.TextFormat.PlainText)
+        heading = QHBoxLayout()
+        heading.setSpacing(10)
+        heading.addWidget(self.alias)
+        heading.addStretch(1)
+        heading.addWidget(self.state)
+        columns = QHBoxLayout()
+        columns.setContentsMargins(10, 0, 10, 0)
+        columns.addWidget(label("Criterion", "muted", self), 1)
+        columns.addWidget(label("Judge", "muted", self))
+        columns.addSpacing(30)
+        agree = label("My agreement", "muted", self)
+        agree.setMinimumWidth(150)
+        agree.setAlignment(Qt.AlignmentFlag.AlignRight)
+        columns.addWidget(agree)
+        self.row_box = QVBoxLayout()
+        self.row_box.setSpacing(4)
+
+        self.comment = label("", None, self)
+        self.comment.setTextFormat(Qt.TextFormat.PlainText)
+        self.comment.setWordWrap(True)
+        self.comment.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.verdict_buttons = QButtonGroup(self)
+        self.verdict_buttons.setExclusive(False)
+        verdicts = QHBoxLayout()
+        verdicts.setSpacing(8)
+        for value, text, key, meaning in VERDICTS:
+            button = QPushButton(f"{text}   {key}", self)
+            button.setCheckable(True)
+            button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+            button.setProperty("role", "verdict")
+            button.setProperty("verdict", value)
+            button.setToolTip(f"{text}: {meaning} — key {key}")
+            button.clicked.connect(partial(self.verdict_clicked.emit, value))
+            self.verdict_buttons.addButton(button)
+            verdicts.addWidget(button, 1)
+        self.verdict_note = label("Lenient: under-penalizes   ·   Strict: over-penalizes",
+                                  "muted", self)
+        self.finished = label("", "finished", self)
+        self.finished.setTextFormat(Qt.TextFormat.PlainText)
+        self.finished.setWordWrap(True)
+        self.finished.hide()
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(6)
+        layout.addLayout(heading)
+        layout.addWidget(self.position)
+        layout.addWidget(self.finished)
+        layout.addSpacing(4)
+        layout.addLayout(columns)
+        layout.addLayout(self.row_box)
+        layout.addWidget(label("Overall comment", "section", self))
+        layout.addWidget(self.comment)
+        layout.addWidget(label("Verdict as a whole", "section", self))
+        layout.addLayout(verdicts)
+        layout.addWidget(self.verdict_note)
+
+    def show_view(self, view: VerdictView, position: str, keep_current: bool = False) -> None:
+        """Show ``view``; the current criterion becomes its first without an agreement, unless
+        kept."""
+        keys = tuple(view.scores)
+        for row in self.rows:
+            row.hide()
+        if keys not in self._row_sets:
+            rows = []
+            for key in keys:
+                criterion = view.rubric.criterion(key)
+                row = AgreementRow(key, criterion.name, criterion.maximum, self)
+                row.setToolTip(criterion.help)
+                row.clicked.connect(partial(self._row_clicked, key))
+                self.row_box.addWidget(row)
+                rows.append(row)
+            self._row_sets[keys] = rows
+        self.rows = self._row_sets[keys]
+        for row in self.rows:
+            row.show_values(view.scores[row.key], view.rationale.get(row.key),
+                            view.agreements.get(row.key))
+            row.show()
+        self.view = view
+        self.alias.setText(view.alias)
+        self.position.setText(position)
+        self.comment.setText(view.comment or "The judge made no overall comment.")
+        self.comment.setProperty("role", None if view.comment else "muted")
+        _polish(self.comment)
+        for button in self.verdict_buttons.buttons():
+            button.setChecked(button.property("verdict") == view.verdict)
+        todo = len([k for k in view.scores if k not in view.agreements])
+        self.state.setText("✓ Reviewed" if view.done else
+                           f"{todo} to agree" + ("" if view.verdict else " · no label")
+                           if todo else "Label the verdict")
+        self.state.setProperty("state", "done" if view.done else "open")
+        _polish(self.state)
+        if not keep_current:
+            open_rows = [i for i, row in enumerate(self.rows) if row.key not in view.agreements]
+            self.set_current(open_rows[0] if open_rows else 0)
+        else:
+            self.set_current(self.current)
+
+    def show_finished(self, message: str | None) -> None:
+        self.finished.setText(message or "")
+        self.finished.setVisible(bool(message))
+
+    def set_current(self, index: int) -> None:
+        if not self.rows:
+            return
+        self.current = max(0, min(index, len(self.rows) - 1))
+        for i, row in enumerate(self.rows):
+            row.set_current(i == self.current)
+
+    def move(self, delta: int) -> None:
+        self.set_current(self.current + delta)
+
+    @property
+    def current_key(self) -> str | None:
+        return self.rows[self.current].key if self.rows else None
+
+    def _row_clicked(self, key: str, value: int) -> None:
+        self.set_current(next(i for i, row in enumerate(self.rows) if row.key == key))
+        self.agreement_clicked.emit(key, value)
+
+
+# -- the page -------------------------------------------------------------------------------
+
+
+class AuditPage(QWidget):
+    """Audit the open project's judges on a sample; ``status`` carries messages for the
+    status bar."""
+
+    status = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.project: Project | None = None
+        self.reviewer: str | None = None
+        self.judge_labels: list[str] = []
+        self.items: list[ReviewItem] = []
+        self.index: int | None = None
+        self.view: VerdictView | None = None
+        self.trail: list[int] = []  # the items shown before, for P
+        self.dialog: NewSampleDialog | None = None
+
+        self.empty = self._make_empty_state()
+        self.header = self._make_header()
+        self.reader = BufferedReadingView(reading.CSS)
+        self.reader.rendered.connect(self._rendered)
+        self.reader.show_html(reading.placeholder("Choose a sample."))
+        self.panel = VerdictPanel()
+        self.panel.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.panel.agreement_clicked.connect(self._agreement_clicked)
+        self.panel.verdict_clicked.connect(self.toggle_label)
+        side = QWidget()
+        side_layout = QVBoxLayout(side)
+        side_layout.setContentsMargins(12, 12, 14, 12)
+        side_layout.addWidget(self.panel)
+        side_layout.addStretch(1)
+        scroller = QScrollArea()
+        scroller.setWidget(side)
+        scroller.setWidgetResizable(True)
+        scroller.setFrameShape(QScrollArea.Shape.NoFrame)
+        scroller.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroller.setMinimumWidth(440)
+        self.session = QSplitter(Qt.Orientation.Horizontal)
+        self.session.setObjectName("audit_session")
+        self.session.addWidget(self.reader)
+        self.session.addWidget(scroller)
+        self.session.setStretchFactor(0, 1)
+        self.session.setChildrenCollapsible(False)
+        self._sized = False
+        self.hint = label(hint_html(), "muted")
+        self.hint.setTextFormat(Qt.TextFormat.RichText)
+
+        self.content = QWidget(self)
+        content_layout = QVBoxLayout(self.content)
+        content_layout.setContentsMargins(0, 0, 0, 0)
+        content_layout.setSpacing(8)
+        content_layout.addWidget(self.header)
+        content_layout.addWidget(self.session, 1)
+        content_layout.addWidget(self.hint)
+        self.body = QStackedWidget()
+        self.body.addWidget(self.empty)
+        self.body.addWidget(self.content)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(16, 12, 16, 8)
+        layout.addWidget(self.body)
+        self.keys = self._make_keys()
+        self._show_state()
+
+    # -- building -----------------------------------------------------------------------------
+
+    def _make_empty_state(self) -> QWidget:
+        page = QWidget(self)
+        card = QFrame(page)
+        card.setProperty("role", "card")
+        card.setFixedWidth(640)
+        self.empty_title = label("No audit sample yet", "title", card)
+        self.empty_text = label("", None, card)
+        self.empty_text.setWordWrap(True)
+        self.empty_new = QPushButton("New sample…", card)
+        self.empty_new.setProperty("role", "primary")
+        self.empty_new.clicked.connect(self.new_sample)
+        inner = QVBoxLayout(card)
+        inner.setContentsMargins(28, 24, 28, 24)
+        inner.setSpacing(12)
+        inner.addWidget(self.empty_title)
+        inner.addWidget(self.empty_text)
+        inner.addSpacing(6)
+        inner.addWidget(self.empty_new, 0, Qt.AlignmentFlag.AlignLeft)
+        row = QHBoxLayout()
+        row.addStretch(1)
+        row.addWidget(card)
+        row.addStretch(1)
+        layout = QVBoxLayout(page)
+        layout.addStretch(1)
+        layout.addLayout(row)
+        layout.addStretch(2)
+        return page
+
+    def _make_header(self) -> QFrame:
+        header = QFrame(self)
+        header.setProperty("role", "card")
+        title = label("Judge audit", "title", header)
+        self.sample = QComboBox(header)
+        self.sample.setObjectName("audit_sample")
+        self.sample.setMinimumWidth(200)
+        self.sample.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.sample.setFocusPolicy(Qt.FocusPolicy.ClickFocus)  # keys stay with the review
+        self.sample.currentIndexChanged.connect(self._sample_changed)
+        self.new_button = QPushButton("New sample…", header)
+        self.new_button.clicked.connect(self.new_sample)
+        self.new_button.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
+        self.details = label("", "muted", header)
+        self.details.setTextFormat(Qt.TextFormat.PlainText)
+        self.progress_text = label("", None, header)
+        self.progress_text.setTextFormat(Qt.TextFormat.PlainText)
+        self.progress_bar = QProgressBar(header)
+        self.progress_bar.setTextVisible(False)
+        self.progress_bar.setFixedWidth(180)
+        self.reviewer_label = label("", "reviewer", header)
+        self.reviewer_label.setTextFormat(Qt.TextFormat.PlainText)
+        top = QHBoxLayout()
+        top.setSpacing(12)
+        top.addWidget(title)
+        top.addSpacing(10)
+        top.addWidget(label("Sample", "muted", header))
+        top.addWidget(self.sample)
+        top.addWidget(self.new_button)
+        top.addStretch(1)
+        top.addWidget(self.progress_text)
+        top.addWidget(self.progress_bar)
+        top.addSpacing(10)
+        top.addWidget(self.reviewer_label)
+        layout = QVBoxLayout(header)
+        layout.setContentsMargins(18, 10, 18, 10)
+        layout.setSpacing(4)
+        layout.addLayout(top)
+        layout.addWidget(self.details)
+        return header
+
+    def _make_keys(self) -> list[QAction]:
+        """The review keys, on the session (not on the header, whose drop-down takes letters)."""
+        def key(shortcuts: tuple[str, ...], slot: Callable[[], object]) -> list[QAction]:
+            actions = []
+            for shortcut in shortcuts:
+                action = QAction(self.session)
+                action.setShortcut(QKeySequence(shortcut))
+                action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+                action.triggered.connect(slot)
+                self.session.addAction(action)
+                actions.append(action)
+            return actions
+
+        actions = key(("Up", "Backtab"), partial(self.panel.move, -1))
+        actions += key(("Down", "Tab"), partial(self.panel.move, 1))
+        for value in (2, 1, 0):
+            actions += key((str(value),), partial(self.agree_key, value))
+        actions += key(("Backspace", "Delete"), self.clear_agreement)
+        for value, _, shortcut, _ in VERDICTS:
+            actions += key((shortcut,), partial(self.set_label, value))
+        actions += key(("N", "Return", "Enter", "Right"), self.next_item)
+        actions += key(("P", "Left"), self.previous_item)
+        return actions
+
+    def help_section(self) -> Section:
+        return ("Judge audit", list(KEYS))
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        QTimer.singleShot(0, self._size_session)
+        QTimer.singleShot(0, self.focus_panel)
+
+    def _size_session(self) -> None:
+        if self._sized or not self.session.isVisible():
+            return
+        self._sized = True
+        width = self.session.width()
+        side = max(460, min(560, width * 38 // 100))
+        self.session.setSizes([width - side, side])
+
+    def focus_panel(self) -> None:
+        if self.body.currentWidget() is self.content:
+            self.panel.setFocus(Qt.FocusReason.OtherFocusReason)
+
+    # -- the project ----------------------------------------------------------------------------
+
+    def open(self, project: Project, reviewer: str | None) -> None:
+        """Show ``project``'s samples for ``reviewer`` (keeping the sample on show)."""
+        same = self.project is not None and self.project.path == project.path
+        self.project, self.reviewer = project, reviewer
+        self.judge_labels = judges(project)
+        self._fill_samples(self.current_sample_id() if same else None)
+
+    def close_project(self) -> None:
+        self.project = self.view = self.index = None
+        self.items, self.trail, self.judge_labels = [], [], []
+        self.sample.blockSignals(True)
+        self.sample.clear()
+        self.sample.blockSignals(False)
+        self.reader.show_html(reading.placeholder("Choose a sample."))
+        self._show_state()
+
+    def stop(self) -> None:
+        """The window is closing: close a dialog left open (it holds the connection)."""
+        if self.dialog is not None:
+            self.dialog.reject()
+
+    def current_sample_id(self) -> int | None:
+        return self.sample.currentData() if self.sample.count() else None
+
+    def _fill_samples(self, choose: int | None = None) -> None:
+        stored = sampling.samples(self.project) if self.project is not None else []
+        self.sample.blockSignals(True)
+        self.sample.clear()
+        for drawn in stored:
+            self.sample.addItem(drawn.name, drawn.id)
+            self.sample.setItemData(self.sample.count() - 1, drawn.text(),
+                                    Qt.ItemDataRole.ToolTipRole)
+        index = self.sample.findData(choose) if choose is not None else -1
+        self.sample.setCurrentIndex(index if index >= 0 else self.sample.count() - 1)
+        self.sample.blockSignals(False)
+        self._sample_changed()
+
+    def _show_state(self) -> None:
+        has_sample = self.project is not None and self.sample.count() > 0
+        self.body.setCurrentWidget(self.content if has_sample else self.empty)
+        can_draw = self.project is not None and bool(self.judge_labels)
+        self.new_button.setEnabled(can_draw)
+        self.empty_new.setEnabled(can_draw)
+        if not has_sample:
+            no_judges = self.project is not None and not self.judge_labels
+            self.empty_title.setText("No judges to audit yet" if no_judges
+                                     else "No audit sample yet")
+            self.empty_text.setText(NO_JUDGES if no_judges else NO_SAMPLE)
+        self.reviewer_label.setText(f"Reviewer: {self.reviewer}" if self.reviewer
+                                    else "No reviewer")
+
+    # -- samples --------------------------------------------------------------------------------
+
+    def new_sample(self) -> NewSampleDialog | None:
+        """The New sample dialog, window-modal but not blocking; a drawn sample is chosen."""
+        if self.project is None or self.dialog is not None:
+            return None
+        self.dialog = NewSampleDialog(self.project, self.judge_labels, self)
+        self.dialog.accepted.connect(self._drawn)
+        self.dialog.finished.connect(self._dialog_closed)
+        self.dialog.open()
+        return self.dialog
+
+    def _drawn(self) -> None:
+        drawn = self.dialog.request()
+        self._fill_samples(drawn.id)
+        self.status.emit(f"Sample “{drawn.name}” drawn: {drawn.text()}")
+
+    def _dialog_closed(self) -> None:
+        dialog, self.dialog = self.dialog, None
+        dialog.deleteLater()
+        QTimer.singleShot(0, self.focus_panel)
+
+    def _sample_changed(self) -> None:
+        self.trail.clear()
+        self.view = self.index = None
+        sample_id = self.current_sample_id()
+        if self.project is None or sample_id is None:
+            self.items = []
+            self.details.setText("")
+            self._show_state()
+            return
+        chosen = sampling.sample(self.project, sample_id)
+        facets = ", ".join(name for facet, name in FACET_NAMES if facet in chosen.strata)
+        self.details.setText(f"{chosen.text()}  ·  stratified by {facets or 'nothing'}  ·  "
+                             f"{chosen.per_stratum:,} per stratum  ·  seed {chosen.seed}")
+        self._show_state()
+        if self.reviewer is None:
+            self.items = []
+            self._show_nothing(NO_REVIEWER)
+            self._show_progress()
+            return
+        self.items = session.queue(self.project, sample_id, self.reviewer)
+        start = session.next_open(self.items, self.project, self.reviewer)
+        self.show_index(start if start is not None else 0)
+
+    def _show_nothing(self, message: str) -> None:
+        self.panel.hide()
+        self.reader.show_html(reading.placeholder(message))
+
+    # -- moving ---------------------------------------------------------------------------------
+
+    def show_index(self, index: int, keep_current: bool = False) -> None:
+        """Put the queue's ``index``-th verdict on show, with its response."""
+        if self.project is None or self.reviewer is None or not 0 <= index < len(self.items):
+            return
+        moved = index != self.index
+        self.index = index
+        item = self.items[index]
+        if moved:
+            self.reader.show_html(self._reading(item))
+        self._show_view(keep_current=keep_current and not moved)
+        self.panel.show()
+        self.focus_panel()
+
+    def _reading(self, item: ReviewItem) -> str:
+        shown = grading_item(self.project, item.response_id, self.reviewer)
+        if shown is None:
+            return reading.placeholder(f"Response {item.response_id} is no longer in the project.")
+        return reading.grading_html(shown)
+
+    def _show_view(self, keep_current: bool) -> None:
+        item = self.items[self.index]
+        self.view = session.verdict_view(self.project, item, self.reviewer)
+        position = (f"Verdict {self.index + 1:,} of {len(self.items):,}  ·  response "
+                    f"{item.response_id}  ·  {self.view.rubric.title} rubric"
+                    + ("  ·  multiple choice" if self.view.multiple_choice else ""))
+        self.panel.show_view(self.view, position, keep_current)
+        self._show_progress()
+
+    def _show_progress(self) -> None:
+        sample_id = self.current_sample_id()
+        if self.project is None or sample_id is None or self.reviewer is None:
+            self.progress_text.setText("")
+            self.progress_bar.setRange(0, 1)
+            self.progress_bar.setValue(0)
+            self.panel.show_finished(None)
+            return
+        done, total = session.progress(self.project, sample_id, self.reviewer)
+        self.progress_text.setText(f"{done:,} of {total:,} verdicts reviewed")
+        self.progress_bar.setRange(0, max(total, 1))
+        self.progress_bar.setValue(done)
+        finished = bool(total) and done == total
+        self.panel.show_finished(f"Sample finished: you have reviewed all {total:,} verdicts. "
+                                 "Changes are still saved as you make them."
+                                 if finished else None)
+
+    def next_item(self) -> None:
+        """The next verdict not yet finished after this one (wrapping round); once every one
+        is finished, simply the next."""
+        if self.index is None or not self.items:
+            return
+        count = len(self.items)
+        after = self.items[self.index + 1:] + self.items[:self.index + 1]
+        found = session.next_open(after, self.project, self.reviewer)
+        if found is not None:
+            target = (self.index + 1 + found) % count
+            if target == self.index:
+                self.status.emit("This is the last verdict left to review.")
+                return
+        elif self.index + 1 < count:
+            target = self.index + 1
+        else:
+            self.status.emit("Sample finished: every verdict is reviewed.")
+            return
+        self.trail.append(self.index)
+        self.show_index(target)
+
+    def previous_item(self) -> None:
+        """Back to the verdict shown before this one (or the one before it in the queue)."""
+        if self.index is None:
+            return
+        target = self.trail.pop() if self.trail else self.index - 1
+        if target < 0:
+            self.status.emit("This is the first verdict of the sample.")
+            return
+        self.show_index(target)
+
+    def _rendered(self) -> None:
+        QTimer.singleShot(0, self._prepare_next)
+
+    def _prepare_next(self) -> None:
+        """Lay out the response N will most likely show, out of sight."""
+        if self.project is None or self.index is None or self.reviewer is None:
+            return
+        after = self.items[self.index + 1:]
+        found = session.next_open(after, self.project, self.reviewer)
+        if found is not None and after[found].response_id != self.items[self.index].response_id:
+            self.reader.prepare(self._reading(after[found]))
+
+    # -- reviewing ------------------------------------------------------------------------------
+
+    def agree_key(self, value: int) -> None:
+        """2 / 1 / 0 pressed: the agreement with the current criterion, then the next one."""
+        key = self.panel.current_key
+        if key is not None and self.agree_with(key, value):
+            self.panel.move(1)
+
+    def _agreement_clicked(self, criterion: str, value: int) -> None:
+        """A click on an agreement button: give it, or take it back if it was given."""
+        if self.view is not None:
+            self.agree_with(criterion, None if self.view.agreements.get(criterion) == value
+                            else value)
+        self.focus_panel()
+
+    def agree_with(self, criterion: str, value: int | None) -> bool:
+        """Commit the agreement with ``criterion`` now (None clears it)."""
+        if self.view is None:
+            return False
+        item = self.items[self.index]
+        ok = self._write(partial(self.project.set_review_agreement, self.reviewer,
+                                 item.judge_id, item.response_id, criterion, value))
+        if ok:
+            self._show_view(keep_current=True)
+            self._say_saved(f"{criterion}: " + ("agreement cleared" if value is None else
+                                                dict((v, m) for v, _, m in AGREEMENTS)[value]
+                                                .lower()))
+        return ok
+
+    def clear_agreement(self) -> None:
+        key = self.panel.current_key
+        if key is not None and self.view is not None:
+            self.agree_with(key, None)
+
+    def set_label(self, verdict: str | None) -> bool:
+        """Commit the reviewer's label of the verdict as a whole."""
+        if self.view is None:
+            return False
+        item = self.items[self.index]
+        ok = self._write(partial(self.project.set_review_verdict, self.reviewer, item.judge_id,
+                                 item.response_id, verdict))
+        if ok:
+            self._show_view(keep_current=True)
+            self._say_saved(f"Verdict labelled {verdict}" if verdict else "Label cleared")
+        return ok
+
+    def toggle_label(self, verdict: str) -> None:
+        """A verdict button clicked: set that label, or take it back if it was set."""
+        if self.view is not None:
+            self.set_label(None if self.view.verdict == verdict else verdict)
+        self.focus_panel()
+
+    def _say_saved(self, what: str) -> None:
+        done = self.view is not None and self.view.done
+        self.status.emit(f"{self.view.alias} on {self.view.response_id}: {what}."
+                         + ("  Verdict reviewed — N for the next." if done else ""))
+
+    def _write(self, write: Callable[[], None]) -> bool:
+        if self.project is None or self.reviewer is None:
+            self.status.emit(NO_REVIEWER)
+            return False
+        try:
+            write()
+        except (ProjectError, ScoreError) as exc:
+            QMessageBox.warning(self, "Review not saved", str(exc))
+            return False
+        return True
