@@ -307,12 +307,7 @@ class Project:
         if not reviewer.strip():
             raise ProjectError("a review needs a reviewer's name")
         with self.transaction():
-            if not self.conn.execute(
-                    "SELECT 1 FROM assessments a JOIN raters j ON j.id = a.rater_id WHERE "
-                    "a.rater_id = ? AND a.response_id = ? AND j.kind != 'human'",
-                    (judge_id, response_id)).fetchone():
-                raise ProjectError(f"judge {judge_id} gave no verdict on {response_id!r} to review")
-            rater = self.rater_id(reviewer, "human")
+            rater = self._reviewer_of(reviewer, judge_id, response_id)
             if agreement is None:
                 self.conn.execute(
                     "DELETE FROM judge_review_criteria WHERE reviewer_id = ? AND judge_id = ? "
@@ -335,14 +330,18 @@ class Project:
         if not reviewer.strip():
             raise ProjectError("a review needs a reviewer's name")
         with self.transaction():
-            if not self.conn.execute(
-                    "SELECT 1 FROM assessments a JOIN raters j ON j.id = a.rater_id WHERE "
-                    "a.rater_id = ? AND a.response_id = ? AND j.kind != 'human'",
-                    (judge_id, response_id)).fetchone():
-                raise ProjectError(f"judge {judge_id} gave no verdict on {response_id!r} to review")
-            rater = self.rater_id(reviewer, "human")
+            rater = self._reviewer_of(reviewer, judge_id, response_id)
             self.conn.execute(
                 "INSERT INTO judge_reviews (reviewer_id, judge_id, response_id, verdict, "
                 "updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
                 "verdict = excluded.verdict, updated_at = excluded.updated_at",
                 (rater, judge_id, response_id, verdict, now_iso()))
+
+    def _reviewer_of(self, reviewer: str, judge_id: int, response_id: str) -> int:
+        """The reviewer's rater id, once the judge is known to have a verdict on the response."""
+        if not self.conn.execute(
+                "SELECT 1 FROM assessments a JOIN raters j ON j.id = a.rater_id WHERE "
+                "a.rater_id = ? AND a.response_id = ? AND j.kind != 'human'",
+                (judge_id, response_id)).fetchone():
+            raise ProjectError(f"judge {judge_id} gave no verdict on {response_id!r} to review")
+        return self.rater_id(reviewer, "human")

@@ -33,7 +33,7 @@ from physgrade.validation.sampling import Sample
 from physgrade.validation.session import ReviewItem, VerdictView
 from physgrade_ui import reading, style, transfer
 from physgrade_ui.reading_view import BufferedReadingView
-from physgrade_ui.widgets import label
+from physgrade_ui.widgets import EmptyState, label
 
 Section = tuple[str, list[tuple[str, str]]]
 
@@ -439,32 +439,11 @@ class AuditPage(QWidget):
     # -- building -----------------------------------------------------------------------------
 
     def _make_empty_state(self) -> QWidget:
-        page = QWidget(self)
-        card = QFrame(page)
-        card.setProperty("role", "card")
-        card.setFixedWidth(640)
-        self.empty_title = label("No audit sample yet", "title", card)
-        self.empty_text = label("", None, card)
-        self.empty_text.setWordWrap(True)
-        self.empty_new = QPushButton("New sample…", card)
-        self.empty_new.setProperty("role", "primary")
+        empty = EmptyState("No audit sample yet", [("", None)], "New sample…", self)
+        self.empty_title, (self.empty_text,), self.empty_new = empty.title, empty.texts, \
+            empty.button
         self.empty_new.clicked.connect(self.new_sample)
-        inner = QVBoxLayout(card)
-        inner.setContentsMargins(28, 24, 28, 24)
-        inner.setSpacing(12)
-        inner.addWidget(self.empty_title)
-        inner.addWidget(self.empty_text)
-        inner.addSpacing(6)
-        inner.addWidget(self.empty_new, 0, Qt.AlignmentFlag.AlignLeft)
-        row = QHBoxLayout()
-        row.addStretch(1)
-        row.addWidget(card)
-        row.addStretch(1)
-        layout = QVBoxLayout(page)
-        layout.addStretch(1)
-        layout.addLayout(row)
-        layout.addStretch(2)
-        return page
+        return empty
 
     def _make_header(self) -> QFrame:
         header = QFrame(self)

@@ -37,7 +37,7 @@ from physgrade.project import Project, ProjectError
 from physgrade.tasks import Task
 from physgrade_ui import grader, style, transfer
 from physgrade_ui.progress import SingleRun
-from physgrade_ui.widgets import NUMBER_ALIGNMENT, label, list_table
+from physgrade_ui.widgets import NUMBER_ALIGNMENT, EmptyState, label, list_table
 from physgrade_ui.workers import Worker
 
 if TYPE_CHECKING:
@@ -665,35 +665,11 @@ class DuplicatesPage(QWidget):
     # -- building -----------------------------------------------------------------------------
 
     def _make_empty_state(self) -> QWidget:
-        page = QWidget(self)
-        card = QFrame(page)
-        card.setProperty("role", "card")
-        card.setFixedWidth(640)  # a fixed width lets the wrapped text take its full height
-        title = label("No duplicate audit yet", "title", card)
-        text = label(NO_AUDIT, None, card)
-        text.setWordWrap(True)
-        first = label(FIRST_RUN, "muted", card)
-        first.setWordWrap(True)
-        self.empty_run = QPushButton("Run audit…", card)
-        self.empty_run.setProperty("role", "primary")
+        empty = EmptyState("No duplicate audit yet", [(NO_AUDIT, None), (FIRST_RUN, "muted")],
+                           "Run audit…", self)
+        self.empty_run = empty.button
         self.empty_run.clicked.connect(self.choose_audit)
-        inner = QVBoxLayout(card)
-        inner.setContentsMargins(28, 24, 28, 24)
-        inner.setSpacing(12)
-        inner.addWidget(title)
-        inner.addWidget(text)
-        inner.addWidget(first)
-        inner.addSpacing(6)
-        inner.addWidget(self.empty_run, 0, Qt.AlignmentFlag.AlignLeft)
-        row = QHBoxLayout()  # stretches, not an alignment: aligned, the card's height
-        row.addStretch(1)    # would ignore the wrapped text's height for its width
-        row.addWidget(card)
-        row.addStretch(1)
-        layout = QVBoxLayout(page)
-        layout.addStretch(1)
-        layout.addLayout(row)
-        layout.addStretch(2)
-        return page
+        return empty
 
     def _make_header(self) -> QFrame:
         header = QFrame(self)

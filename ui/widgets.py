@@ -9,7 +9,8 @@ from typing import Iterator
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtCore import QAbstractItemModel
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QMenu, QSizePolicy,
+from PySide6.QtWidgets import (QAbstractItemView, QFrame, QHBoxLayout, QHeaderView, QLabel,
+                               QMenu, QPushButton, QSizePolicy, QVBoxLayout,
                                QTableView, QTableWidget, QTableWidgetItem, QToolButton, QWidget)
 
 
@@ -23,6 +24,40 @@ def label(text: str, role: str | None = None, parent: QWidget | None = None) -> 
     if role:
         widget.setProperty("role", role)
     return widget
+
+
+class EmptyState(QWidget):
+    """What a page shows before it has anything to show: a centred card with a title, what to
+    do, and the button that does it."""
+
+    def __init__(self, title: str, texts: list[tuple[str, str | None]], action: str,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        card = QFrame(self)
+        card.setProperty("role", "card")
+        card.setFixedWidth(640)  # a fixed width lets the wrapped text take its full height
+        self.title = label(title, "title", card)
+        self.texts = []
+        inner = QVBoxLayout(card)
+        inner.setContentsMargins(28, 24, 28, 24)
+        inner.setSpacing(12)
+        inner.addWidget(self.title)
+        for text, role in texts:
+            self.texts.append(label(text, role, card))
+            self.texts[-1].setWordWrap(True)
+            inner.addWidget(self.texts[-1])
+        self.button = QPushButton(action, card)
+        self.button.setProperty("role", "primary")
+        inner.addSpacing(6)
+        inner.addWidget(self.button, 0, Qt.AlignmentFlag.AlignLeft)
+        row = QHBoxLayout()  # stretches, not an alignment: aligned, the card's height
+        row.addStretch(1)    # would ignore the wrapped text's height for its width
+        row.addWidget(card)
+        row.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.addStretch(1)
+        layout.addLayout(row)
+        layout.addStretch(2)
 
 
 def list_table(model: QAbstractItemModel, row_height: int) -> QTableView:
