@@ -33,7 +33,7 @@ from physgrade.validation.sampling import Sample
 from physgrade.validation.session import ReviewItem, VerdictView
 from physgrade_ui import reading, style, transfer
 from physgrade_ui.reading_view import BufferedReadingView
-from physgrade_ui.widgets import EmptyState, label
+from physgrade_ui.widgets import EmptyState, RowCursor, label
 
 Section = tuple[str, list[tuple[str, str]]]
 
@@ -230,7 +230,7 @@ class AgreementRow(QFrame):
             _polish(self)
 
 
-class VerdictPanel(QWidget):
+class VerdictPanel(RowCursor, QWidget):
     """One judge's verdict on the response on show, under its alias only, with the
     reviewer's agreements and label."""
 
@@ -350,16 +350,6 @@ class VerdictPanel(QWidget):
     def show_finished(self, message: str | None) -> None:
         self.finished.setText(message or "")
         self.finished.setVisible(bool(message))
-
-    def set_current(self, index: int) -> None:
-        if not self.rows:
-            return
-        self.current = max(0, min(index, len(self.rows) - 1))
-        for i, row in enumerate(self.rows):
-            row.set_current(i == self.current)
-
-    def move(self, delta: int) -> None:
-        self.set_current(self.current + delta)
 
     @property
     def current_key(self) -> str | None:

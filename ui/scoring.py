@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (QButtonGroup, QFrame, QHBoxLayout, QLineEdit, QPu
 
 from physgrade.grading import GradingItem
 from physgrade.rubric import Criterion, Rubric
-from physgrade_ui.widgets import label
+from physgrade_ui.widgets import RowCursor, label
 
 NA = "N/A"
 
@@ -98,7 +98,7 @@ class CriterionRow(QFrame):
         self.style().polish(self)
 
 
-class ScoringPanel(QWidget):
+class ScoringPanel(RowCursor, QWidget):
     """The rubric of the item on show, its current criterion, subtotals and implied errors."""
 
     value_chosen = Signal(str, object)  # criterion, value (None: N/A)
@@ -204,16 +204,6 @@ class ScoringPanel(QWidget):
                             else ""))
 
     # -- the current criterion ----------------------------------------------------------
-
-    def set_current(self, index: int) -> None:
-        if not self.rows:
-            return
-        self.current = max(0, min(index, len(self.rows) - 1))
-        for i, row in enumerate(self.rows):
-            row.set_current(i == self.current)
-
-    def move(self, delta: int) -> None:
-        self.set_current(self.current + delta)
 
     @property
     def current_criterion(self) -> Criterion | None:

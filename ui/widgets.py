@@ -26,6 +26,24 @@ def label(text: str, role: str | None = None, parent: QWidget | None = None) -> 
     return widget
 
 
+class RowCursor:
+    """A keyboard cursor over a panel's rows (each with ``set_current(bool)``): the current
+    row is highlighted and moved by the arrow keys. Mixed into panels that set ``rows``."""
+
+    rows: list
+    current: int = 0
+
+    def set_current(self, index: int) -> None:
+        if not self.rows:
+            return
+        self.current = max(0, min(index, len(self.rows) - 1))
+        for i, row in enumerate(self.rows):
+            row.set_current(i == self.current)
+
+    def move(self, delta: int) -> None:
+        self.set_current(self.current + delta)
+
+
 class EmptyState(QWidget):
     """What a page shows before it has anything to show: a centred card with a title, what to
     do, and the button that does it."""
