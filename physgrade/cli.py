@@ -134,6 +134,33 @@ def cmd_report(args: argparse.Namespace) -> None:
         print(f"  {tables[0].parent}{os.sep} ({len(tables)} tables as CSV)")
 
 
+def cmd_bloom_report(args: argparse.Namespace) -> None:
+    # Imported here, as for ``report``: the statistics stack is for reports only.
+    from datetime import datetime, timezone
+
+    from physgrade.annotation.figures import bloom_section, sources
+    from physgrade.report.model import Report
+    from physgrade.report.options import ReportFilter
+    from physgrade.report.writers import check_formats, write_report
+
+    formats_chosen = check_formats(args.format.split(","))
+    report_filter = ReportFilter.parse(args.filter or [])
+    with Project.open(args.db) as project, progress_task() as task:
+        section = bloom_section(project, 1, report_filter)
+        if section is None:
+            raise CommandError(f"nobody has given a Bloom label in {args.db} yet: nothing to "
+                               "report")
+        settings = {"project": str(project.path), "created_at": datetime.now(
+                        timezone.utc).isoformat(timespec="seconds"),
+                    "physgrade": __version__, "filter": report_filter.describe(),
+                    "final_labels": sources(project, report_filter)}
+        report = Report(f"physgrade Bloom report: {project.path.name}", settings, [section])
+        written = write_report(report, args.out, formats_chosen, task)
+    print(f"Bloom report ({len(section.tables)} tables) written to {args.out}:")
+    for path in written:
+        print(f"  {path}")
+
+
 def _judge_run(args: argparse.Namespace, purpose: str, noun: str) -> None:
     """What ``judge`` and ``bloom-suggest`` share: plan, then dry run, batch or direct run."""
     # Imported here: the anthropic client is for judge runs only.
@@ -474,6 +501,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="bootstrap resamples for Krippendorff's alpha's interval (default 1000)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("bloom-report", help="agreement on Bloom labels (people and models) and "
+                                            "the final labels' distribution, as HTML, CSV and JSON")
+    p.add_argument("db")
+    p.add_argument("--out", required=True, metavar="DIR", help="folder to write the report into")
+    p.add_argument("--format", default="html,csv,json", metavar="html,csv,json",
+                   help="which files to write (default: all three)")
+    p.add_argument("--filter", action="append", metavar="FIELD=VALUE[,VALUE]",
+                   help="narrow the report (repeatable): topic, kind, bloom (final cognitive "
+                        "level), judge (a model's label), grader (an annotator)")
+    p.set_defaults(func=cmd_bloom_report)
 
     p = sub.add_parser("judge", help="P-REFS verdicts from an Anthropic model (ANTHROPIC_API_KEY)")
     _judge_arguments(p)

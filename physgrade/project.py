@@ -263,7 +263,10 @@ class Project:
                         knowledge: str | None, kind: str = "human", prompt_version: str = "",
                         extra: dict[str, object] | None = None) -> None:
         """Record an annotator's Bloom labels of a question, committed at once. A model
-        annotator is named with its prompt version; ``extra`` keeps e.g. its rationale."""
+        annotator is named with its prompt version; ``extra`` keeps e.g. its rationale. A
+        person's label also updates the question's final label (``questions.bloom_*``) in the
+        same transaction, through the schema's triggers (see
+        :mod:`physgrade.annotation.adjudication`)."""
         if cognitive is not None and cognitive not in BLOOM_COGNITIVE:
             raise ScoreError("cognitive", f"{cognitive!r} is not a Bloom cognitive level")
         if knowledge is not None and knowledge not in BLOOM_KNOWLEDGE:
@@ -345,3 +348,42 @@ class Project:
                 (judge_id, response_id)).fetchone():
             raise ProjectError(f"judge {judge_id} gave no verdict on {response_id!r} to review")
         return self.rater_id(reviewer, "human")
+
+    def set_bloom_final(self, question_id: str, cognitive: str | None, knowledge: str | None,
+                        adjudicator: str) -> None:
+        """Decide a question's final Bloom label (both dimensions), committed at once; None for
+        both withdraws the decision. The final label (``questions.bloom_*``) follows in the
+        same transaction, by the rule of :mod:`physgrade.annotation.adjudication` (applied by
+        the schema's triggers, which also apply it whenever a person's label changes)."""
+        if (cognitive is None) != (knowledge is None):
+            raise ScoreError("cognitive" if cognitive is None else "knowledge",
+                             "an adjudicated label needs both a cognitive level and a "
+                             "knowledge type")
+        if cognitive is not None and cognitive not in BLOOM_COGNITIVE:
+            raise ScoreError("cognitive", f"{cognitive!r} is not a Bloom cognitive level")
+        if knowledge is not None and knowledge not in BLOOM_KNOWLEDGE:
+            raise ScoreError("knowledge", f"{knowledge!r} is not a Bloom knowledge type")
+        if not adjudicator.strip():
+            raise ProjectError("an adjudication needs the adjudicator's name")
+        with self.transaction():
+            if not self.conn.execute("SELECT 1 FROM questions WHERE id = ?",
+                                     (question_id,)).fetchone():
+                raise ProjectError(f"no question {question_id!r} in this project")
+            if cognitive is None:
+                self.conn.execute("DELETE FROM bloom_adjudications WHERE question_id = ?",
+                                  (question_id,))
+                return
+            self.conn.execute(
+                "INSERT INTO bloom_adjudications (question_id, cognitive, knowledge, adjudicator, "
+                "decided_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
+                "cognitive = excluded.cognitive, knowledge = excluded.knowledge, "
+                "adjudicator = excluded.adjudicator, decided_at = excluded.decided_at",
+                (question_id, cognitive, knowledge, adjudicator.strip(), now_iso()))
+
+    def bloom_adjudication(self, question_id: str) -> tuple[str, str, str, str] | None:
+        """The decision on a question's final Bloom label: (cognitive, knowledge, adjudicator,
+        decided_at), or None when nobody adjudicated it."""
+        row = self.conn.execute(
+            "SELECT cognitive, knowledge, adjudicator, decided_at FROM bloom_adjudications "
+            "WHERE question_id = ?", (question_id,)).fetchone()
+        return tuple(row) if row else None

@@ -24,6 +24,7 @@ from physgrade.grading import graders
 from physgrade.queries import QuestionDetail, project_info, question_detail, question_rows
 from physgrade_ui import grader, recent, transfer
 from physgrade_ui.audit import AuditPage
+from physgrade_ui.bloom import BloomPage
 from physgrade_ui.duplicates import DuplicatesPage
 from physgrade_ui.help_overlay import HelpOverlay
 from physgrade_ui.judge_dialog import RunJudgeDialog
@@ -36,7 +37,7 @@ from physgrade_ui.workbench import GradingPage
 from physgrade_ui.workers import Operation, Worker
 
 PROJECT_FILTER = "physgrade projects (*.physgrade);;All files (*)"
-PAGES = ("Overview", "Grade", "Questions", "Reports", "Duplicates", "Audit")
+PAGES = ("Overview", "Grade", "Questions", "Reports", "Duplicates", "Audit", "Bloom")
 GRADE_PAGE = PAGES.index("Grade")
 
 
@@ -63,14 +64,17 @@ class MainWindow(QMainWindow):
         self.reports = ReportsPage()
         self.duplicates = DuplicatesPage()
         self.audit = AuditPage()
+        self.bloom = BloomPage()
         self.pages = QStackedWidget()
         for page in (self.overview, self.grading, self.questions, self.reports, self.duplicates,
-                     self.audit):
+                     self.audit, self.bloom):
             self.pages.addWidget(page)
         self.grading.status.connect(self._status)
         self.reports.status.connect(self.statusBar().showMessage)
         self.duplicates.status.connect(self.statusBar().showMessage)
         self.audit.status.connect(self.statusBar().showMessage)
+        self.bloom.status.connect(self._status)
+        self.bloom.ask_annotator.connect(self.choose_grader)
         self.grading.progress.connect(self._show_progress)
         self.progress_label = QLabel()
         self.statusBar().addPermanentWidget(self.progress_label)
@@ -125,6 +129,8 @@ class MainWindow(QMainWindow):
         self.duplicates_action = self._action("&Duplicates", "Ctrl+5",
                                               partial(self.show_page, 4), True)
         self.audit_action = self._action("&Audit", "Ctrl+6", partial(self.show_page, 5), True)
+        self.bloom_action = self._action("&Bloom labels", "Ctrl+7", partial(self.show_page, 6),
+                                         True)
         self.grader_action = self._action("Change &Grader…", "Ctrl+G", self.choose_grader, True)
         self.judge_action = self._action("&Run judge…", "Ctrl+Shift+J", self.run_judge, True)
         self.filter_action = self._action("&Search", keys.Find, self.focus_filter, True)
@@ -144,7 +150,7 @@ class MainWindow(QMainWindow):
         view_menu = self.menuBar().addMenu("&View")
         view_menu.addActions([self.overview_action, self.grade_action, self.questions_action,
                               self.reports_action, self.duplicates_action, self.audit_action,
-                              self.filter_action])
+                              self.bloom_action, self.filter_action])
         view_menu.addSeparator()
         view_menu.addAction(self.refresh_action)
         grading_menu = self.menuBar().addMenu("&Grading")
@@ -204,6 +210,7 @@ class MainWindow(QMainWindow):
         if self.project is not None:
             self.grading.close_project()
             self.audit.close_project()
+            self.bloom.close_project()
             self.project.close()
         self.project = project
         recent.remember(project.path)
@@ -229,7 +236,7 @@ class MainWindow(QMainWindow):
         if self.project is None:
             return
         self._stale = {self.overview, self.grading, self.questions, self.reports,
-                       self.duplicates, self.audit}
+                       self.duplicates, self.audit, self.bloom}
         self._refresh_page(self.pages.currentWidget())
 
     def _refresh_page(self, page: QWidget) -> None:
@@ -249,6 +256,8 @@ class MainWindow(QMainWindow):
             self.duplicates.open(self.project)
         elif page is self.audit:
             self.audit.open(self.project, grader.remembered())
+        elif page is self.bloom:
+            self.bloom.open(self.project, grader.remembered())
         else:
             self.questions.show_rows(question_rows(self.project))
         self._stale.discard(page)
@@ -271,7 +280,7 @@ class MainWindow(QMainWindow):
 
     def _grader_chosen(self) -> None:
         grader.remember(self.grader_dialog.chosen())
-        self._stale.update((self.grading, self.audit))
+        self._stale.update((self.grading, self.audit, self.bloom))
         self._refresh_page(self.pages.currentWidget())
 
     def _grader_dialog_closed(self) -> None:
@@ -366,10 +375,11 @@ class MainWindow(QMainWindow):
     # -- help -------------------------------------------------------------------------------
 
     def show_shortcuts(self) -> None:
-        """The help overlay: the keys of the workbench (or of the Duplicates or Audit page while
-        it is on show) and the window's, read from the actions."""
+        """The help overlay: the keys of the workbench (or of the Duplicates, Audit or Bloom page
+        while it is on show) and the window's, read from the actions."""
         current = self.pages.currentWidget()
-        on_show = current if current in (self.duplicates, self.audit) else self.grading
+        on_show = (current if current in (self.duplicates, self.audit, self.bloom)
+                   else self.grading)
         self.help.open([on_show.help_section(), ("Window", self.shortcut_rows())])
 
     def show_about(self) -> None:
@@ -384,10 +394,12 @@ class MainWindow(QMainWindow):
         self.reports.stop()
         self.duplicates.stop()
         self.audit.stop()
+        self.bloom.stop()
         self.grading.stop()
         if self.project is not None:
             self.grading.close_project()
             self.audit.close_project()
+            self.bloom.close_project()
             self.project.close()
             self.project = None
         event.accept()

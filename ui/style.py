@@ -137,6 +137,37 @@ QPushButton[role="agree"][value="0"]:checked, QPushButton[role="verdict"][verdic
     background: {BAD}; color: white; border-color: {BAD};
 }}
 QPushButton[role="verdict"] {{ padding: 7px 10px; font-weight: 600; }}
+QLabel[role="picker-title"] {{ font-weight: 600; color: {MUTED}; }}
+QPushButton[role="bloom"] {{
+    padding: 9px 10px; font-size: 11pt; font-weight: 600; text-align: left;
+}}
+QPushButton[role="bloom"][suggested="true"] {{
+    background: {WARN_BACKGROUND}; border: 2px dashed {WARN}; color: {WARN};
+}}
+QPushButton[role="bloom"]:checked, QPushButton[role="bloom"][suggested="true"]:checked {{
+    background: {ACCENT}; color: white; border: 2px solid {ACCENT};
+}}
+QFrame#bloom_pickers[adjudicating="true"] {{ border: 2px solid {WARN}; }}
+QFrame#bloom_pickers[adjudicating="true"] QPushButton[role="bloom"]:checked {{
+    background: {GOOD}; border-color: {GOOD};
+}}
+QFrame[role="suggestion"] {{
+    background: {WARN_BACKGROUND}; border: 1px dashed {WARN}; border-radius: 6px;
+}}
+QLabel[role="suggestion-title"] {{ color: {WARN}; font-weight: 600; }}
+QLabel[role="suggestion-value"] {{ font-size: 14pt; font-weight: 700; color: {TEXT}; }}
+QLabel[role="rationale-plain"] {{ color: {MUTED}; font-style: italic; }}
+QLabel[role="adjudicating"] {{
+    color: {WARN}; background: {WARN_BACKGROUND}; border: 1px solid {WARN}; border-radius: 4px;
+    padding: 8px 10px; font-weight: 600;
+}}
+QLabel[role="bloom-state"] {{ font-weight: 600; padding: 2px 10px; border-radius: 4px; }}
+QLabel[role="bloom-state"][state="open"] {{ color: {MUTED}; background: {BACKGROUND}; }}
+QLabel[role="bloom-state"][state="done"] {{ color: {GOOD}; background: {GOOD_BACKGROUND}; }}
+QLabel[role="position"] {{ font-weight: 600; color: {TEXT}; }}
+QLabel[role="label-value"] {{ font-weight: 600; }}
+QLabel[role="final-name"] {{ color: {GOOD}; font-weight: 700; }}
+QLabel[role="final-value"] {{ color: {GOOD}; font-weight: 700; }}
 QTreeWidget#clusters {{ background: {SURFACE}; border: 1px solid {BORDER}; border-radius: 4px; }}
 QTreeWidget#clusters::item {{ padding: 3px 2px; }}
 """

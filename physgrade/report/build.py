@@ -16,6 +16,7 @@ import pandas as pd
 
 import physgrade
 from physgrade import analyses, score_tables
+from physgrade.annotation import figures as bloom
 from physgrade.project import Project
 from physgrade.report import plots
 from physgrade.report.model import Cell, Figure, Report, Section, Table
@@ -440,6 +441,17 @@ def judge_audit_section(project: Project, options: ReportOptions) -> Section:
               "tested.", frozenset({"Correct", "Lenient", "Runner-up correct"}))])
 
 
+# -- 5, 6 or 7: Bloom's taxonomy labels ------------------------------------------------------------
+
+
+def bloom_labels_section(project: Project, options: ReportOptions, number: int) -> Section:
+    """The Bloom labels (:mod:`physgrade.annotation.figures`): people and models against each
+    other, and the final labels' distribution. Only called when someone has labelled."""
+    section = bloom.bloom_section(project, number, options.filter)
+    assert section is not None  # build_report asks bloom.has_labels first
+    return section
+
+
 # -- the whole report ------------------------------------------------------------------------------
 
 
@@ -461,9 +473,14 @@ def build_report(project: Project, options: ReportOptions = ReportOptions(),
     reviewed = audit.has_reviews(project)
     if reviewed:
         steps.append(("summarising the judge audit", lambda: judge_audit_section(project, options)))
+    labelled = bloom.has_labels(project)
+    if labelled:
+        steps.append(("summarising Bloom labels", lambda: bloom_labels_section(
+            project, options, 6 if reviewed else 5)))
     if rater is not None:
-        # The study's analyses stay last (the app's Reports page says so), numbered after the audit.
-        number = 6 if reviewed else 5
+        # The study's analyses stay last (the app's Reports page says so), numbered after the
+        # audit and the Bloom labels.
+        number = 5 + reviewed + labelled
         steps.append(("computing the study's analyses", lambda: analyses_section(
             sheets[rater], rater, number)))
     sections = []

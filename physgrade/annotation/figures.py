@@ -1,0 +1,304 @@
+"""The figures of Bloom's taxonomy annotation: agreement on labels and the labels' distribution.
+
+Reads a project (never writes) and returns plain dataclasses that :func:`bloom_section` turns
+into the report's tables:
+
+- :func:`comparisons`: per dimension (cognitive level, knowledge type), every model against
+  every person and against the final label ("human against model"), and every pair of people
+  ("human against human"): n, percent agreement, Cohen's kappa and Gwet's AC1 (each with its
+  95% interval), and the confusion matrix, rows the first rater and columns the second, in
+  vocabulary order;
+- :func:`distribution` and :func:`cognitive_by_topic`: the final labels (``questions.bloom_*``,
+  see :mod:`physgrade.annotation.adjudication`) over the levels and types, and the levels
+  within each topic, with counts and shares.
+
+A pair of labels counts on a dimension when both raters gave that dimension. Statistics come
+from :mod:`physgrade.stats`; nothing is re-implemented here. Labels are nominal: the
+coefficients are unweighted.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+
+from physgrade.project import Project
+from physgrade.report.model import Cell, Figure, Section, Table
+from physgrade.report.options import ReportFilter, rater_label
+from physgrade.stats.agreement import cohen_kappa, gwet_ac1, percent_agreement
+from physgrade.stats.describe import proportion
+from physgrade.stats.estimate import Estimate
+from physgrade.stats.paired import confusion_matrix
+from physgrade.taxonomy import BLOOM_COGNITIVE, BLOOM_KNOWLEDGE, TOPICS, in_vocabulary_order
+
+#: The two dimensions of the revised taxonomy, with their vocabularies, in report order.
+DIMENSIONS: dict[str, tuple[str, ...]] = {"cognitive": BLOOM_COGNITIVE,
+                                          "knowledge": BLOOM_KNOWLEDGE}
+DIMENSION_TITLES = {"cognitive": "Cognitive level", "knowledge": "Knowledge type"}
+#: How the final label is named as a rater.
+FINAL = "final label"
+#: The kinds of comparison, in report order.
+HUMAN_MODEL, HUMAN_HUMAN = "human against model", "human against human"
+NO_TOPIC = "(no topic)"
+
+
+# -- results ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """Two raters' labels of the same questions on one dimension. ``first`` is the reference
+    (a person or the final label; the rows of ``matrix``), ``second`` the other rater."""
+
+    kind: str                       # HUMAN_MODEL or HUMAN_HUMAN
+    dimension: str                  # "cognitive" or "knowledge"
+    first: str
+    second: str
+    n: int                          # questions both labelled on this dimension
+    agreement: Estimate             # percent agreement (a share)
+    kappa: Estimate                 # Cohen's kappa, unweighted
+    ac1: Estimate                   # Gwet's AC1
+    categories: tuple[str, ...]     # the vocabulary, in order
+    matrix: np.ndarray              # counts, rows first rater, columns second rater
+
+
+@dataclass(frozen=True, slots=True)
+class Share:
+    """How many final labels fall in ``label`` (within ``group``: a topic, or "" for all)."""
+
+    group: str
+    label: str
+    count: int
+    share: Estimate                 # of the group's labelled questions, Wilson interval
+
+
+# -- reading ------------------------------------------------------------------------------------
+
+
+def _scope(report_filter: ReportFilter) -> tuple[str, list[str]]:
+    """SQL conditions on the question (q) that the filter's question facets ask for."""
+    conditions, params = [], []
+    for field, column in (("topics", "q.topic"), ("kinds", "q.kind"),
+                          ("bloom", "q.bloom_cognitive")):
+        wanted = sorted(getattr(report_filter, field))
+        if wanted:
+            conditions.append(f"{column} IN ({', '.join('?' * len(wanted))})")
+            params += wanted
+    return " AND ".join(conditions) or "1", params
+
+
+def _labels(project: Project, report_filter: ReportFilter
+            ) -> tuple[dict[str, dict[str, tuple[str | None, str | None]]], list[str], list[str]]:
+    """Every annotator's labels by question, the people's names and the models' labels."""
+    where, params = _scope(report_filter)
+    labels: dict[str, dict[str, tuple[str | None, str | None]]] = defaultdict(dict)
+    people, models = set(), set()
+    for name, version, kind, qid, cognitive, knowledge in project.conn.execute(
+            "SELECT r.name, r.prompt_version, r.kind, b.question_id, b.cognitive, b.knowledge "
+            "FROM bloom_labels b JOIN raters r ON r.id = b.annotator_id JOIN questions q ON "
+            f"q.id = b.question_id WHERE {where}", params):
+        label = rater_label(name, version)
+        if kind == "human":
+            if report_filter.graders and label not in report_filter.graders:
+                continue
+            people.add(label)
+        else:
+            if report_filter.judges and label not in report_filter.judges:
+                continue
+            models.add(label)
+        labels[label][qid] = (cognitive, knowledge)
+    return labels, sorted(people), sorted(models)
+
+
+def _finals(project: Project, report_filter: ReportFilter
+            ) -> dict[str, tuple[str | None, str | None, str | None]]:
+    """question id → (topic, final cognitive level, final knowledge type)."""
+    where, params = _scope(report_filter)
+    return {qid: (topic, cognitive, knowledge) for qid, topic, cognitive, knowledge in
+            project.conn.execute("SELECT q.id, q.topic, q.bloom_cognitive, q.bloom_knowledge "
+                                 f"FROM questions q WHERE {where}", params)}
+
+
+def has_labels(project: Project) -> bool:
+    """Whether anyone (a person or a model) has given a Bloom label in this project."""
+    return project.conn.execute("SELECT EXISTS (SELECT 1 FROM bloom_labels) OR EXISTS "
+                                "(SELECT 1 FROM bloom_adjudications)").fetchone()[0] == 1
+
+
+# -- agreement ----------------------------------------------------------------------------------
+
+
+def compare(kind: str, dimension: str, first: str, second: str,
+            pairs: list[tuple[str, str]]) -> Comparison:
+    """The agreement of two raters' labels ``pairs`` (first, second) on one dimension."""
+    vocabulary = DIMENSIONS[dimension]
+    codes = range(len(vocabulary))
+    ratings = np.array([[vocabulary.index(a), vocabulary.index(b)] for a, b in pairs],
+                       dtype=float).reshape(-1, 2)
+    return Comparison(kind, dimension, first, second, len(ratings),
+                      percent_agreement(ratings, codes) if len(ratings) else
+                      Estimate.unavailable(0, "no question labelled by both"),
+                      cohen_kappa(ratings, None, codes), gwet_ac1(ratings, codes) if len(
+                          ratings) else Estimate.unavailable(0, "no question labelled by both"),
+                      vocabulary, confusion_matrix(ratings[:, 0], ratings[:, 1], codes))
+
+
+def _pairs(first: dict[str, tuple[str | None, str | None]],
+           second: dict[str, tuple[str | None, str | None]], axis: int
+           ) -> list[tuple[str, str]]:
+    """The (first, second) values of the questions both labelled on dimension ``axis``, by id;
+    values outside the vocabulary (a project edited by hand) are left out."""
+    vocabulary = DIMENSIONS[tuple(DIMENSIONS)[axis]]
+    out = []
+    for qid in sorted(set(first) & set(second)):
+        a, b = first[qid][axis], second[qid][axis]
+        if a in vocabulary and b in vocabulary:
+            out.append((a, b))
+    return out
+
+
+def comparisons(project: Project, report_filter: ReportFilter = ReportFilter()
+                ) -> list[Comparison]:
+    """Every model against every person and the final label, then every pair of people, per
+    dimension (see the module's doc). Pairs of raters with no question in common are left
+    out."""
+    labels, people, models = _labels(project, report_filter)
+    finals = {qid: (cognitive, knowledge)
+              for qid, (_, cognitive, knowledge) in _finals(project, report_filter).items()}
+    wanted: list[tuple[str, str, str]] = [
+        (HUMAN_MODEL, reference, model) for model in models for reference in people + [FINAL]]
+    wanted += [(HUMAN_HUMAN, a, b) for a, b in combinations(people, 2)]
+    out = []
+    for axis, dimension in enumerate(DIMENSIONS):
+        for kind, first, second in wanted:
+            pairs = _pairs(finals if first == FINAL else labels[first], labels[second], axis)
+            if pairs:
+                out.append(compare(kind, dimension, first, second, pairs))
+    return out
+
+
+# -- distributions ------------------------------------------------------------------------------
+
+
+def distribution(project: Project, dimension: str,
+                 report_filter: ReportFilter = ReportFilter()) -> list[Share]:
+    """The final labels over one dimension's vocabulary (every term, in order; unknown
+    spellings last), as counts and shares of the questions with a final label on it."""
+    axis = list(DIMENSIONS).index(dimension)
+    counts = Counter(final[axis + 1] for final in _finals(project, report_filter).values()
+                     if final[axis + 1] is not None)
+    return _shares("", counts, DIMENSIONS[dimension])
+
+
+def cognitive_by_topic(project: Project, report_filter: ReportFilter = ReportFilter()
+                       ) -> list[Share]:
+    """The final cognitive levels within each topic (topics in vocabulary order)."""
+    counts: dict[str, Counter] = defaultdict(Counter)
+    for topic, cognitive, _ in _finals(project, report_filter).values():
+        if cognitive is not None:
+            counts[topic or NO_TOPIC][cognitive] += 1
+    out = []
+    for topic in in_vocabulary_order(counts, TOPICS):
+        out += _shares(topic, counts[topic], BLOOM_COGNITIVE)
+    return out
+
+
+def _shares(group: str, counts: Counter, vocabulary: tuple[str, ...]) -> list[Share]:
+    n = sum(counts.values())
+    terms = list(vocabulary) + sorted(set(counts) - set(vocabulary))
+    return [Share(group, term, counts[term], proportion(counts[term], n)) for term in terms]
+
+
+def sources(project: Project, report_filter: ReportFilter = ReportFilter()) -> dict[str, int]:
+    """How many final labels are adjudicated, the people's consensus, or imported."""
+    where, params = _scope(report_filter)
+    found = dict(project.conn.execute(
+        "SELECT f.source, count(*) FROM bloom_final f JOIN questions q ON q.id = f.question_id "
+        f"WHERE {where} GROUP BY f.source", params).fetchall())
+    return {name: int(found.get(name, 0)) for name in ("adjudicated", "consensus", "imported")}
+
+
+# -- the report section -------------------------------------------------------------------------
+
+
+def bloom_section(project: Project, number: int,
+                  report_filter: ReportFilter = ReportFilter()) -> Section | None:
+    """The report's section on Bloom labels, numbered ``number``; None when nobody (person or
+    model) has labelled anything. The filter's question facets (topics, kinds, Bloom level)
+    narrow the questions, its graders and judges the people and models compared."""
+    if not has_labels(project):
+        return None
+    found = comparisons(project, report_filter)
+    agreement_rows: list[tuple[Cell, ...]] = []
+    confusion_rows: list[tuple[Cell, ...]] = []
+    for c in found:
+        agreement_rows.append((c.kind, DIMENSION_TITLES[c.dimension], c.first, c.second, c.n,
+                               c.agreement, c.kappa, c.ac1))
+        for (i, j), count in np.ndenumerate(c.matrix):
+            confusion_rows.append((DIMENSION_TITLES[c.dimension], c.first, c.second,
+                                   c.categories[i], c.categories[j], int(count)))
+    tables = [
+        Table("bloom_agreement", "Agreement on Bloom labels",
+              ("Comparison", "Dimension", "First rater", "Second rater", "n",
+               "Percent agreement", "Cohen's kappa", "Gwet AC1"), agreement_rows,
+              "Unweighted (the labels are nominal), on the questions both raters labelled on "
+              "the dimension. Values with their 95% confidence interval.",
+              frozenset({"Percent agreement"})),
+        Table("bloom_confusion", "Confusion matrices of Bloom labels (long form)",
+              ("Dimension", "First rater", "Second rater", "First label", "Second label",
+               "Questions"), confusion_rows,
+              "One row per cell, in vocabulary order: how many questions the first rater "
+              "labelled as the first label and the second rater as the second.")]
+    for dimension in DIMENSIONS:
+        rows = [(s.label, s.count, s.share)
+                for s in distribution(project, dimension, report_filter)]
+        tables.append(Table(f"bloom_final_{dimension}", f"Final labels by "
+                            f"{DIMENSION_TITLES[dimension].lower()}",
+                            (DIMENSION_TITLES[dimension], "Questions", "Share"), rows,
+                            "Shares of the questions with a final label on this dimension, "
+                            "with their Wilson interval.", frozenset({"Share"})))
+    by_topic = cognitive_by_topic(project, report_filter)
+    tables.append(Table("bloom_cognitive_by_topic", "Final cognitive level by topic",
+                        ("Topic", "Cognitive level", "Questions", "Share of topic"),
+                        [(s.group, s.label, s.count, s.share) for s in by_topic],
+                        "Shares of the topic's questions with a final cognitive level.",
+                        frozenset({"Share of topic"})))
+    origin = sources(project, report_filter)
+    tables.append(Table("bloom_final_sources", "Where the final labels come from",
+                        ("Source", "Questions"), [(name, count) for name, count in origin.items()],
+                        "Adjudicated: decided by an adjudicator; consensus: every person who "
+                        "labelled the question completely gave the same label; imported: the "
+                        "label the question came with."))
+    figures = _figures(by_topic)
+    intro = ("Bloom's taxonomy labels of the questions, on its two dimensions (cognitive level "
+             "and knowledge type). Each model's labels are compared with each person's and with "
+             "the final label, and people with each other: percent agreement, Cohen's kappa "
+             "and Gwet's AC1, which stays meaningful when one level dominates. The confusion "
+             "matrices have the first rater (a person, or the final label) in rows. The final "
+             "label of a question is the adjudicated one if there is one, else the label every "
+             "person agrees on, else the label it was imported with; the distributions count "
+             "final labels.")
+    if not found:
+        intro += " No two raters have labelled the same question yet, so nothing is compared."
+    return Section(f"{number}. Bloom's taxonomy labels", intro, tables, figures)
+
+
+def _figures(by_topic: list[Share]) -> list[Figure]:
+    from physgrade.report import plots  # matplotlib, only when a report is drawn
+
+    topics = list(dict.fromkeys(s.group for s in by_topic))
+    if not topics:
+        return []
+    levels = list(dict.fromkeys(s.label for s in by_topic))
+    values = np.full((len(topics), len(levels)), np.nan)
+    for s in by_topic:
+        if s.share.value is not None:
+            values[topics.index(s.group), levels.index(s.label)] = s.share.value
+    title = "Final cognitive level by topic (% of the topic's questions)"
+    return [Figure("bloom_cognitive_by_topic", title,
+                   plots.heatmap(topics, levels, values, title),
+                   "Each row adds up to 100%: the share of the topic's questions at each "
+                   "cognitive level.", "bloom_cognitive_by_topic")]
