@@ -18,7 +18,7 @@ from html import escape
 from typing import Callable
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QKeySequence, QShowEvent
+from PySide6.QtGui import QAction, QShowEvent
 from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QComboBox, QFrame, QHBoxLayout,
                                QLineEdit, QListWidget, QListWidgetItem, QMessageBox,
                                QProgressBar, QPushButton, QScrollArea, QSpinBox, QSplitter,
@@ -33,7 +33,7 @@ from physgrade.validation.sampling import Sample
 from physgrade.validation.session import ReviewItem, VerdictView
 from physgrade_ui import reading, style, transfer
 from physgrade_ui.reading_view import BufferedReadingView
-from physgrade_ui.widgets import EmptyState, RowCursor, label
+from physgrade_ui.widgets import EmptyState, RowCursor, label, shortcuts
 
 Section = tuple[str, list[tuple[str, str]]]
 
@@ -478,26 +478,15 @@ class AuditPage(QWidget):
 
     def _make_keys(self) -> list[QAction]:
         """The review keys, on the session (not on the header, whose drop-down takes letters)."""
-        def key(shortcuts: tuple[str, ...], slot: Callable[[], object]) -> list[QAction]:
-            actions = []
-            for shortcut in shortcuts:
-                action = QAction(self.session)
-                action.setShortcut(QKeySequence(shortcut))
-                action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-                action.triggered.connect(slot)
-                self.session.addAction(action)
-                actions.append(action)
-            return actions
-
-        actions = key(("Up", "Backtab"), partial(self.panel.move, -1))
-        actions += key(("Down", "Tab"), partial(self.panel.move, 1))
+        actions = shortcuts(self.session, ("Up", "Backtab"), partial(self.panel.move, -1))
+        actions += shortcuts(self.session, ("Down", "Tab"), partial(self.panel.move, 1))
         for value in (2, 1, 0):
-            actions += key((str(value),), partial(self.agree_key, value))
-        actions += key(("Backspace", "Delete"), self.clear_agreement)
+            actions += shortcuts(self.session, (str(value),), partial(self.agree_key, value))
+        actions += shortcuts(self.session, ("Backspace", "Delete"), self.clear_agreement)
         for value, _, shortcut, _ in VERDICTS:
-            actions += key((shortcut,), partial(self.set_label, value))
-        actions += key(("N", "Return", "Enter", "Right"), self.next_item)
-        actions += key(("P", "Left"), self.previous_item)
+            actions += shortcuts(self.session, (shortcut,), partial(self.set_label, value))
+        actions += shortcuts(self.session, ("N", "Return", "Enter", "Right"), self.next_item)
+        actions += shortcuts(self.session, ("P", "Left"), self.previous_item)
         return actions
 
     def help_section(self) -> Section:

@@ -18,7 +18,7 @@ from html import escape
 from typing import Callable
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QKeySequence, QShowEvent
+from PySide6.QtGui import QAction, QShowEvent
 from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QComboBox, QFrame, QGridLayout,
                                QHBoxLayout, QMessageBox, QPushButton, QScrollArea, QSplitter,
                                QStackedWidget, QVBoxLayout, QWidget)
@@ -32,7 +32,7 @@ from physgrade.rubric import ScoreError
 from physgrade.taxonomy import BLOOM_COGNITIVE, BLOOM_KNOWLEDGE
 from physgrade_ui import reading, style
 from physgrade_ui.reading_view import BufferedReadingView
-from physgrade_ui.widgets import EmptyState, label
+from physgrade_ui.widgets import EmptyState, label, shortcuts
 
 Section = tuple[str, list[tuple[str, str]]]
 
@@ -384,29 +384,18 @@ class BloomPage(QWidget):
 
     def _make_keys(self) -> list[QAction]:
         """The labelling keys, on the session (not on the bar, whose drop-downs take letters)."""
-        def key(shortcuts: tuple[str, ...], slot: Callable[[], object]) -> list[QAction]:
-            actions = []
-            for shortcut in shortcuts:
-                action = QAction(self.session)
-                action.setShortcut(QKeySequence(shortcut))
-                action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-                action.triggered.connect(slot)
-                self.session.addAction(action)
-                actions.append(action)
-            return actions
-
         actions = []
         for value, shortcut in zip(BLOOM_COGNITIVE, COGNITIVE_KEYS):
-            actions += key((shortcut,), partial(self.pick, "cognitive", value))
+            actions += shortcuts(self.session, (shortcut,), partial(self.pick, "cognitive", value))
         for value, shortcut in zip(BLOOM_KNOWLEDGE, KNOWLEDGE_KEYS):
-            actions += key((shortcut,), partial(self.pick, "knowledge", value))
-        actions += key(("A", "Return", "Enter"), self.accept_suggestion)
-        actions += key(("Backspace", "Delete"), self.clear)
-        actions += key(("N", "Right"), self.next_item)
-        actions += key(("P", "Left"), self.previous_item)
-        actions += key(("B",), self.blind.toggle)
-        actions += key(("Space",), partial(self.reader.scroll_by_page, 1))
-        actions += key(("Shift+Space",), partial(self.reader.scroll_by_page, -1))
+            actions += shortcuts(self.session, (shortcut,), partial(self.pick, "knowledge", value))
+        actions += shortcuts(self.session, ("A", "Return", "Enter"), self.accept_suggestion)
+        actions += shortcuts(self.session, ("Backspace", "Delete"), self.clear)
+        actions += shortcuts(self.session, ("N", "Right"), self.next_item)
+        actions += shortcuts(self.session, ("P", "Left"), self.previous_item)
+        actions += shortcuts(self.session, ("B",), self.blind.toggle)
+        actions += shortcuts(self.session, ("Space",), partial(self.reader.scroll_by_page, 1))
+        actions += shortcuts(self.session, ("Shift+Space",), partial(self.reader.scroll_by_page, -1))
         return actions
 
     def help_section(self) -> Section:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from PySide6.QtCore import (QAbstractTableModel, QItemSelectionModel, QModelIndex,
                             QPersistentModelIndex, QSettings, Qt, QTimer, Signal)
-from PySide6.QtGui import QAction, QColor, QKeySequence, QShowEvent
+from PySide6.QtGui import QAction, QColor, QShowEvent
 from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog,
                                QFrame, QHBoxLayout, QHeaderView, QLineEdit,
                                QMessageBox, QPushButton, QRadioButton, QSplitter,
@@ -37,7 +37,7 @@ from physgrade.project import Project, ProjectError
 from physgrade.tasks import Task
 from physgrade_ui import grader, style, transfer
 from physgrade_ui.progress import SingleRun
-from physgrade_ui.widgets import NUMBER_ALIGNMENT, EmptyState, label, list_table
+from physgrade_ui.widgets import NUMBER_ALIGNMENT, EmptyState, label, list_table, shortcuts
 from physgrade_ui.workers import Worker
 
 if TYPE_CHECKING:
@@ -746,13 +746,7 @@ class DuplicatesPage(QWidget):
                            (("C", "Y"), partial(self.decide, "confirmed")),
                            (("R", "N"), partial(self.decide, "rejected")),
                            (("U",), partial(self.decide, None))):
-            for key in keys:
-                action = QAction(self.review)
-                action.setShortcut(QKeySequence(key))
-                action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-                action.triggered.connect(slot)
-                self.review.addAction(action)
-                actions.append(action)
+            actions += shortcuts(self.review, keys, slot)
         return actions
 
     def help_section(self) -> Section:

@@ -4,11 +4,11 @@ filter drop-downs."""
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Callable, Iterable, Iterator
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtCore import QAbstractItemModel
-from PySide6.QtGui import QAction
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QAbstractItemView, QFrame, QHBoxLayout, QHeaderView, QLabel,
                                QMenu, QPushButton, QSizePolicy, QVBoxLayout,
                                QTableView, QTableWidget, QTableWidgetItem, QToolButton, QWidget)
@@ -24,6 +24,20 @@ def label(text: str, role: str | None = None, parent: QWidget | None = None) -> 
     if role:
         widget.setProperty("role", role)
     return widget
+
+
+def shortcuts(widget: QWidget, keys: Iterable[str], slot: Callable[[], object]) -> list[QAction]:
+    """Actions that call ``slot`` on each of ``keys`` while focus is in ``widget`` or a child
+    (so a page's letter keys never fire while another page, or a drop-down, has focus)."""
+    actions = []
+    for key in keys:
+        action = QAction(widget)
+        action.setShortcut(QKeySequence(key))
+        action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        action.triggered.connect(slot)
+        widget.addAction(action)
+        actions.append(action)
+    return actions
 
 
 class RowCursor:

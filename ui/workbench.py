@@ -12,7 +12,7 @@ from functools import partial
 from typing import Callable
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QKeySequence, QShowEvent
+from PySide6.QtGui import QAction, QShowEvent
 from PySide6.QtWidgets import QScrollArea, QSplitter, QVBoxLayout, QWidget
 
 from physgrade.grading import Given, GradingItem, compare, grading_item
@@ -26,6 +26,7 @@ from physgrade_ui.comparison import ComparisonStrip
 from physgrade_ui.queue_view import QueuePanel
 from physgrade_ui.reading_view import BufferedReadingView
 from physgrade_ui.scoring import ScoringPanel
+from physgrade_ui.widgets import shortcuts
 
 Section = tuple[str, list[tuple[str, str]]]
 
@@ -107,17 +108,7 @@ class GradingPage(QSplitter):
 
     def _make_keys(self) -> list[tuple[str, str, list[QAction]]]:
         """The workbench's shortcuts, grouped as the help overlay lists them."""
-        def key(shortcuts: list[str], slot: Callable[[], object]) -> list[QAction]:
-            actions = []
-            for shortcut in shortcuts:
-                action = QAction(self)
-                action.setShortcut(QKeySequence(shortcut))
-                action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-                action.triggered.connect(slot)
-                self.addAction(action)
-                actions.append(action)
-            return actions
-
+        key = partial(shortcuts, self)
         return [
             ("0 – 9", "Score the current criterion",
              [a for digit in range(10) for a in key([str(digit)], partial(self.score_key, digit))]),

@@ -78,22 +78,14 @@ class Share:
 # -- reading ------------------------------------------------------------------------------------
 
 
-def _scope(report_filter: ReportFilter) -> tuple[str, list[str]]:
-    """SQL conditions on the question (q) that the filter's question facets ask for."""
-    conditions, params = [], []
-    for field, column in (("topics", "q.topic"), ("kinds", "q.kind"),
-                          ("bloom", "q.bloom_cognitive")):
-        wanted = sorted(getattr(report_filter, field))
-        if wanted:
-            conditions.append(f"{column} IN ({', '.join('?' * len(wanted))})")
-            params += wanted
-    return " AND ".join(conditions) or "1", params
+#: The question (q) columns of the report filter's facets (a Bloom label is a question's).
+_FACETS = {"topics": "q.topic", "kinds": "q.kind", "bloom": "q.bloom_cognitive"}
 
 
 def _labels(project: Project, report_filter: ReportFilter
             ) -> tuple[dict[str, dict[str, tuple[str | None, str | None]]], list[str], list[str]]:
     """Every annotator's labels by question, the people's names and the models' labels."""
-    where, params = _scope(report_filter)
+    where, params = report_filter.where(_FACETS)
     labels: dict[str, dict[str, tuple[str | None, str | None]]] = defaultdict(dict)
     people, models = set(), set()
     for name, version, kind, qid, cognitive, knowledge in project.conn.execute(
@@ -116,7 +108,7 @@ def _labels(project: Project, report_filter: ReportFilter
 def _finals(project: Project, report_filter: ReportFilter
             ) -> dict[str, tuple[str | None, str | None, str | None]]:
     """question id → (topic, final cognitive level, final knowledge type)."""
-    where, params = _scope(report_filter)
+    where, params = report_filter.where(_FACETS)
     return {qid: (topic, cognitive, knowledge) for qid, topic, cognitive, knowledge in
             project.conn.execute("SELECT q.id, q.topic, q.bloom_cognitive, q.bloom_knowledge "
                                  f"FROM questions q WHERE {where}", params)}
@@ -214,7 +206,7 @@ def _shares(group: str, counts: Counter, vocabulary: tuple[str, ...]) -> list[Sh
 
 def sources(project: Project, report_filter: ReportFilter = ReportFilter()) -> dict[str, int]:
     """How many final labels are adjudicated, the people's consensus, or imported."""
-    where, params = _scope(report_filter)
+    where, params = report_filter.where(_FACETS)
     found = dict(project.conn.execute(
         "SELECT f.source, count(*) FROM bloom_final f JOIN questions q ON q.id = f.question_id "
         f"WHERE {where} GROUP BY f.source", params).fetchall())

@@ -29,10 +29,4 @@ class Scope:
                              f"{', '.join(facets)}")
         if self.limit is not None and self.limit < 1:
             raise ValueError("--limit must be at least 1")
-        terms, params = ["1"], []
-        for name, column in facets.items():
-            values = sorted(getattr(self.filter, name))
-            if values:
-                terms.append(f"{column} IN ({', '.join('?' * len(values))})")
-                params += values
-        return " AND ".join(terms), params
+        return self.filter.where(facets)

@@ -53,6 +53,17 @@ class ReportFilter:
                                                    if v.strip())
         return cls(**{field: frozenset(values) for field, values in chosen.items()})
 
+    def where(self, columns: dict[str, str]) -> tuple[str, list[str]]:
+        """An SQL condition for the facets named in ``columns`` (facet -> column, such as
+        ``{"topics": "q.topic"}``), with its parameters; "1" when none of them is in use."""
+        conditions, params = [], []
+        for facet, column in columns.items():
+            wanted = sorted(getattr(self, facet))
+            if wanted:
+                conditions.append(f"{column} IN ({', '.join('?' * len(wanted))})")
+                params += wanted
+        return " AND ".join(conditions) or "1", params
+
     def describe(self) -> dict[str, list[str]]:
         """The facets in use, for the report's settings."""
         return {f.name: sorted(getattr(self, f.name)) for f in fields(self)

@@ -140,16 +140,9 @@ def _judges(project: Project) -> dict[int, _Judge]:
                 "judge_review_criteria c WHERE c.judge_id = r.id)")}
 
 
-def _scope(report_filter: ReportFilter) -> tuple[str, list[str]]:
-    """SQL conditions on the response (r) and question (q) that the filter asks for."""
-    conditions, params = [], []
-    for field, column in (("models", "r.model"), ("topics", "q.topic"), ("kinds", "q.kind"),
-                          ("bloom", "q.bloom_cognitive")):
-        wanted = sorted(getattr(report_filter, field))
-        if wanted:
-            conditions.append(f"{column} IN ({', '.join('?' * len(wanted))})")
-            params += wanted
-    return " AND ".join(conditions) or "1", params
+#: The question (q) and response (r) columns of the report filter's facets.
+_FACETS = {"models": "r.model", "topics": "q.topic", "kinds": "q.kind",
+           "bloom": "q.bloom_cognitive"}
 
 
 def _keep(report_filter: ReportFilter, reviewer: str, judge: _Judge) -> bool:
@@ -161,7 +154,7 @@ def _criterion_rows(project: Project, report_filter: ReportFilter
                     ) -> list[tuple[str, _Judge, str, str, str, int]]:
     """(reviewer, judge, response, rubric key, criterion, agreement) of every criterion review."""
     judges = _judges(project)
-    where, params = _scope(report_filter)
+    where, params = report_filter.where(_FACETS)
     rows = project.conn.execute(
         "SELECT rv.name, rv.prompt_version, c.judge_id, c.response_id, (SELECT MIN(a.rubric) "
         "FROM assessments a WHERE a.rater_id = c.judge_id AND a.response_id = c.response_id), "
@@ -180,7 +173,7 @@ def _verdict_rows(project: Project, report_filter: ReportFilter
                   ) -> list[tuple[str, _Judge, str, str]]:
     """(reviewer, judge, response, verdict) of every review with a verdict label."""
     judges = _judges(project)
-    where, params = _scope(report_filter)
+    where, params = report_filter.where(_FACETS)
     rows = project.conn.execute(
         "SELECT rv.name, rv.prompt_version, v.judge_id, v.response_id, v.verdict FROM "
         "judge_reviews v JOIN raters rv ON rv.id = v.reviewer_id JOIN responses r ON r.id = "
