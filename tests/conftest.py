@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import json
 import sys
 from pathlib import Path
@@ -167,3 +169,23 @@ def errors(monkeypatch) -> list[str]:
     monkeypatch.setattr(QMessageBox, "critical",
                         lambda parent, title, text, *args: shown.append(text))
     return shown
+
+
+def shot(widget, name: str) -> None:
+    """Save a screenshot of ``widget`` as ``name`` in the folder PHYSGRADE_SHOTS names, if it
+    names one (for looking at a page; the screenshots in docs/ are copied from there)."""
+    folder = os.environ.get("PHYSGRADE_SHOTS")
+    if folder:
+        from PySide6.QtWidgets import QApplication  # here: core tests run without Qt
+
+        QApplication.processEvents()  # the layouts settle first
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        assert widget.grab().save(str(Path(folder) / name))
+
+
+def press(qtbot, window, *keys) -> None:
+    """Keys as a person types them, to whatever has the keyboard."""
+    from PySide6.QtWidgets import QApplication
+
+    for key in keys:
+        qtbot.keyClick(QApplication.focusWidget() or window, key)

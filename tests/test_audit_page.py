@@ -4,7 +4,6 @@ through a fresh connection."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,7 @@ from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import (QAbstractButton, QApplication, QComboBox,  # noqa: E402
                                QDialogButtonBox, QLabel, QLineEdit, QWidget)
 
-from conftest import ROOT, page_dom  # noqa: E402
+from conftest import page_dom, press, shot  # noqa: E402
 from physgrade.project import Project  # noqa: E402
 from physgrade.validation import sampling, session  # noqa: E402
 from physgrade_ui import audit  # noqa: E402
@@ -29,18 +28,8 @@ REAL_NAMES = ("arbiter-large", "arbiter-mini", "arbiter", "prefs-v1")
 REVIEWER = "expert-1"
 
 
-def shot(widget: QWidget, name: str) -> None:
-    """Save a screenshot when PHYSGRADE_SHOTS names a folder (for looking at the page)."""
-    folder = os.environ.get("PHYSGRADE_SHOTS")
-    if folder:
-        Path(folder).mkdir(parents=True, exist_ok=True)
-        assert widget.grab().save(str(Path(folder) / name))
 
 
-def press(qtbot, window: MainWindow, *keys: Qt.Key | str) -> None:
-    """Keys as the reviewer types them, to whatever has the keyboard."""
-    for key in keys:
-        qtbot.keyClick(QApplication.focusWidget() or window, key)
 
 
 def show_audit(window: MainWindow, qtbot) -> AuditPage:
@@ -326,6 +315,3 @@ def test_screenshot(window: MainWindow, drawn: AuditPage, qtbot) -> None:
     qtbot.waitUntil(lambda: page.items[page.index].response_id in page_dom(qtbot, page.reader))
     qtbot.wait(200)
     shot(window, "audit-page.png")
-    target = ROOT / "docs" / "audit-page.png"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    assert window.grab().save(str(target))

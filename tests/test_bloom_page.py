@@ -4,7 +4,6 @@ change read back from the project file through a fresh connection."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,7 @@ from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import (QAbstractButton, QApplication, QComboBox, QLabel,  # noqa: E402
                                QWidget)
 
-from conftest import ROOT, page_text  # noqa: E402
+from conftest import press, shot, page_text  # noqa: E402
 from physgrade.project import Project  # noqa: E402
 from physgrade_ui.bloom import BloomPage  # noqa: E402
 from physgrade_ui.main_window import MainWindow  # noqa: E402
@@ -25,24 +24,10 @@ pytestmark = pytest.mark.usefixtures("app_settings")
 ME = "expert-1"
 TAGGER = "bloom-tagger"
 RATIONALE = "Uses v = v0 + at on given numbers: a routine procedure applied once."
-DOCS_SHOT = ROOT / "docs" / "bloom-page.png"
 
 
-def shot(widget: QWidget, name: str, docs: bool = False) -> None:
-    """Save a screenshot when PHYSGRADE_SHOTS names a folder; the docs' one always."""
-    QApplication.processEvents()  # the layouts settle first
-    folder = os.environ.get("PHYSGRADE_SHOTS")
-    if folder:
-        Path(folder).mkdir(parents=True, exist_ok=True)
-        assert widget.grab().save(str(Path(folder) / name))
-    if docs:
-        assert widget.grab().save(str(DOCS_SHOT))
 
 
-def press(qtbot, window: MainWindow, *keys: Qt.Key | str) -> None:
-    """Keys as the annotator types them, to whatever has the keyboard."""
-    for key in keys:
-        qtbot.keyClick(QApplication.focusWidget() or window, key)
 
 
 def show_bloom(window: MainWindow, qtbot) -> BloomPage:
@@ -141,7 +126,7 @@ def test_a_keyboard_only_session_labels_accepts_clears_and_counts(
     assert page.item.question_id == "q-0005" and checked(page) == ("Create", "Procedural")
     wait_reading(qtbot, page, "q-0005")
     qtbot.wait(400)  # the browser paints the new frame
-    shot(window, "bloom-revising.png", docs=True)   # mine checked, the tagger's suggested
+    shot(window, "bloom-revising.png")   # mine checked, the tagger's suggested
     press(qtbot, window, "1")                    # changing a complete label stays on it
     assert page.item.question_id == "q-0005" and checked(page) == ("Remember", "Procedural")
     press(qtbot, window, Qt.Key.Key_Left, Qt.Key.Key_Backspace)   # q-0004 cleared

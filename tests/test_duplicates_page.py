@@ -19,7 +19,7 @@ from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtGui import QTextCharFormat  # noqa: E402
 from PySide6.QtWidgets import QApplication, QFileDialog, QPushButton  # noqa: E402
 
-from conftest import wait_for, write_jsonl  # noqa: E402
+from conftest import press, shot, wait_for, write_jsonl  # noqa: E402
 from physgrade.dedup import pairs  # noqa: E402
 from physgrade.dedup.audit import DEFAULT_COSINE, DEFAULT_JACCARD  # noqa: E402
 from physgrade.judge import duplicates as judge_duplicates  # noqa: E402
@@ -45,12 +45,6 @@ DEMO_PAIRS = {("q-0005", "q-0101"), ("q-0005", "q-0102"), ("q-0005", "q-0103"),
 pytestmark = pytest.mark.usefixtures("app_settings")
 
 
-def shot(widget, name: str) -> None:
-    """Save a screenshot when PHYSGRADE_SHOTS names a folder (for looking at the page)."""
-    folder = os.environ.get("PHYSGRADE_SHOTS")
-    if folder:
-        Path(folder).mkdir(parents=True, exist_ok=True)
-        assert widget.grab().save(str(Path(folder) / name))
 
 
 def run(qtbot, page: DuplicatesPage, request: AuditRequest, outcome: str = "finished") -> None:
@@ -109,9 +103,6 @@ def choose(combo, text: str) -> None:
     combo.setCurrentIndex(index)
 
 
-def press(qtbot, page: DuplicatesPage, *keys: Qt.Key) -> None:
-    for key in keys:
-        qtbot.keyClick(page.table, key)
 
 
 def focus_table(window: MainWindow, page: DuplicatesPage, qtbot) -> None:
