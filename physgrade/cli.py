@@ -126,6 +126,11 @@ def cmd_report(args: argparse.Namespace) -> None:
     print(f"report on {report.settings['responses']:,} responses "
           f"({', '.join(report.settings['judges']) or 'no judges'}; "
           f"{', '.join(report.settings['graders']) or 'no graders'}) written to {args.out}:")
+    _print_written(written)
+
+
+def _print_written(written: list[Path]) -> None:
+    """The files a report wrote, its CSV tables as one line."""
     tables = [path for path in written if path.suffix == ".csv"]
     for path in written:
         if path.suffix != ".csv":
@@ -156,9 +161,8 @@ def cmd_bloom_report(args: argparse.Namespace) -> None:
                     "final_labels": sources(project, report_filter)}
         report = Report(f"physgrade Bloom report: {project.path.name}", settings, [section])
         written = write_report(report, args.out, formats_chosen, task)
-    print(f"Bloom report ({len(section.tables)} tables) written to {args.out}:")
-    for path in written:
-        print(f"  {path}")
+    print(f"Bloom report written to {args.out}:")
+    _print_written(written)
 
 
 def _judge_run(args: argparse.Namespace, purpose: str, noun: str) -> None:
@@ -488,13 +492,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("report", help="agreement of judges with people, and the study's "
                                       "analyses, as HTML, CSV and JSON")
-    p.add_argument("db")
-    p.add_argument("--out", required=True, metavar="DIR", help="folder to write the report into")
-    p.add_argument("--format", default="html,csv,json", metavar="html,csv,json",
-                   help="which files to write (default: all three)")
-    p.add_argument("--filter", action="append", metavar="FIELD=VALUE[,VALUE]",
-                   help="narrow the report (repeatable): model, topic, kind, bloom (cognitive "
-                        "level), judge (e.g. 'judge-a [v1]'), grader")
+    _report_arguments(p, "model, topic, kind, bloom (cognitive level), judge (e.g. "
+                         "'judge-a [v1]'), grader")
     p.add_argument("--rater", help="whose grades the study's analyses use (default: the human "
                                    "consensus, else the first judge)")
     p.add_argument("--resamples", type=int, default=1000,
@@ -504,13 +503,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("bloom-report", help="agreement on Bloom labels (people and models) and "
                                             "the final labels' distribution, as HTML, CSV and JSON")
-    p.add_argument("db")
-    p.add_argument("--out", required=True, metavar="DIR", help="folder to write the report into")
-    p.add_argument("--format", default="html,csv,json", metavar="html,csv,json",
-                   help="which files to write (default: all three)")
-    p.add_argument("--filter", action="append", metavar="FIELD=VALUE[,VALUE]",
-                   help="narrow the report (repeatable): topic, kind, bloom (final cognitive "
-                        "level), judge (a model's label), grader (an annotator)")
+    _report_arguments(p, "topic, kind, bloom (final cognitive level), judge (a model's "
+                         "label), grader (an annotator)")
     p.set_defaults(func=cmd_bloom_report)
 
     p = sub.add_parser("judge", help="P-REFS verdicts from an Anthropic model (ANTHROPIC_API_KEY)")
@@ -624,6 +618,15 @@ def _client_arguments(p: argparse.ArgumentParser) -> None:
                    help="seconds to wait for one answer (default 120)")
     p.add_argument("--max-retries", type=int, default=4,
                    help="retries of rate limits, overload, server errors and timeouts (default 4)")
+
+
+def _report_arguments(p: argparse.ArgumentParser, facets: str) -> None:
+    p.add_argument("db")
+    p.add_argument("--out", required=True, metavar="DIR", help="folder to write the report into")
+    p.add_argument("--format", default="html,csv,json", metavar="html,csv,json",
+                   help="which files to write (default: all three)")
+    p.add_argument("--filter", action="append", metavar="FIELD=VALUE[,VALUE]",
+                   help=f"narrow the report (repeatable): {facets}")
 
 
 def _model_arguments(p: argparse.ArgumentParser) -> None:
