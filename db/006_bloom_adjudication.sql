@@ -10,7 +10,7 @@
 --      the first time the rule replaces it (no row there means the question still has it).
 -- Triggers apply the rule to a question whenever a human label or an adjudication of it is
 -- written, inside the same transaction, whatever writes it (the app, set_bloom_label, an
--- import); physgrade.annotation.adjudication.refresh applies the same statements on demand.
+-- import); physgrade.annotation.adjudication.refresh applies the same statement on demand.
 -- (Keeping the imported label tests NOT EXISTS rather than INSERT OR IGNORE: an upsert's
 -- conflict policy overrides the one of the statements in the triggers it fires.)
 
@@ -76,14 +76,19 @@ FROM (SELECT q.id AS question_id, q.bloom_cognitive AS current_cognitive,
       LEFT JOIN bloom_adjudications a ON a.question_id = q.id
       LEFT JOIN bloom_imported i ON i.question_id = q.id);
 
+-- The label a question was imported with is kept the first time anything changes it, in one
+-- place for every path that applies the rule (the triggers below, the migration, refresh()).
+CREATE TRIGGER bloom_keep_imported AFTER UPDATE OF bloom_cognitive, bloom_knowledge ON questions
+WHEN OLD.bloom_cognitive IS NOT NEW.bloom_cognitive OR OLD.bloom_knowledge IS NOT NEW.bloom_knowledge
+BEGIN
+    INSERT INTO bloom_imported (question_id, cognitive, knowledge)
+    SELECT OLD.id, OLD.bloom_cognitive, OLD.bloom_knowledge
+    WHERE NOT EXISTS (SELECT 1 FROM bloom_imported k WHERE k.question_id = OLD.id);
+END;
+
 CREATE TRIGGER bloom_final_label_insert AFTER INSERT ON bloom_labels
 WHEN (SELECT kind FROM raters WHERE id = NEW.annotator_id) = 'human'
 BEGIN
-    INSERT INTO bloom_imported (question_id, cognitive, knowledge)
-    SELECT q.id, q.bloom_cognitive, q.bloom_knowledge FROM questions q
-    JOIN bloom_final f ON f.question_id = q.id WHERE q.id = NEW.question_id
-    AND NOT EXISTS (SELECT 1 FROM bloom_imported k WHERE k.question_id = q.id)
-    AND (f.cognitive IS NOT q.bloom_cognitive OR f.knowledge IS NOT q.bloom_knowledge);
     UPDATE questions SET (bloom_cognitive, bloom_knowledge) = (
         SELECT cognitive, knowledge FROM bloom_final WHERE question_id = NEW.question_id)
     WHERE id = NEW.question_id;
@@ -92,11 +97,6 @@ END;
 CREATE TRIGGER bloom_final_label_update AFTER UPDATE ON bloom_labels
 WHEN (SELECT kind FROM raters WHERE id = NEW.annotator_id) = 'human'
 BEGIN
-    INSERT INTO bloom_imported (question_id, cognitive, knowledge)
-    SELECT q.id, q.bloom_cognitive, q.bloom_knowledge FROM questions q
-    JOIN bloom_final f ON f.question_id = q.id WHERE q.id = NEW.question_id
-    AND NOT EXISTS (SELECT 1 FROM bloom_imported k WHERE k.question_id = q.id)
-    AND (f.cognitive IS NOT q.bloom_cognitive OR f.knowledge IS NOT q.bloom_knowledge);
     UPDATE questions SET (bloom_cognitive, bloom_knowledge) = (
         SELECT cognitive, knowledge FROM bloom_final WHERE question_id = NEW.question_id)
     WHERE id = NEW.question_id;
@@ -112,11 +112,6 @@ END;
 
 CREATE TRIGGER bloom_final_adjudication_insert AFTER INSERT ON bloom_adjudications
 BEGIN
-    INSERT INTO bloom_imported (question_id, cognitive, knowledge)
-    SELECT q.id, q.bloom_cognitive, q.bloom_knowledge FROM questions q
-    JOIN bloom_final f ON f.question_id = q.id WHERE q.id = NEW.question_id
-    AND NOT EXISTS (SELECT 1 FROM bloom_imported k WHERE k.question_id = q.id)
-    AND (f.cognitive IS NOT q.bloom_cognitive OR f.knowledge IS NOT q.bloom_knowledge);
     UPDATE questions SET (bloom_cognitive, bloom_knowledge) = (
         SELECT cognitive, knowledge FROM bloom_final WHERE question_id = NEW.question_id)
     WHERE id = NEW.question_id;
@@ -124,11 +119,6 @@ END;
 
 CREATE TRIGGER bloom_final_adjudication_update AFTER UPDATE ON bloom_adjudications
 BEGIN
-    INSERT INTO bloom_imported (question_id, cognitive, knowledge)
-    SELECT q.id, q.bloom_cognitive, q.bloom_knowledge FROM questions q
-    JOIN bloom_final f ON f.question_id = q.id WHERE q.id = NEW.question_id
-    AND NOT EXISTS (SELECT 1 FROM bloom_imported k WHERE k.question_id = q.id)
-    AND (f.cognitive IS NOT q.bloom_cognitive OR f.knowledge IS NOT q.bloom_knowledge);
     UPDATE questions SET (bloom_cognitive, bloom_knowledge) = (
         SELECT cognitive, knowledge FROM bloom_final WHERE question_id = NEW.question_id)
     WHERE id = NEW.question_id;
@@ -142,11 +132,6 @@ BEGIN
 END;
 
 -- Projects made before this version may already hold people's labels: apply the rule once.
-INSERT INTO bloom_imported (question_id, cognitive, knowledge)
-SELECT q.id, q.bloom_cognitive, q.bloom_knowledge FROM questions q
-JOIN bloom_final f ON f.question_id = q.id
-WHERE NOT EXISTS (SELECT 1 FROM bloom_imported k WHERE k.question_id = q.id)
-AND (f.cognitive IS NOT q.bloom_cognitive OR f.knowledge IS NOT q.bloom_knowledge);
 UPDATE questions SET (bloom_cognitive, bloom_knowledge) = (
     SELECT cognitive, knowledge FROM bloom_final f WHERE f.question_id = questions.id)
 WHERE id IN (SELECT question_id FROM bloom_human_labels WHERE distinct_labels = 1);

@@ -293,8 +293,9 @@ def test_refresh_repairs_a_hand_edit(labelled: Project) -> None:
     with labelled.transaction():
         adjudication.refresh(labelled, ["q-1", "q-4", "q-missing"])
     assert final(labelled, "q-1") == ("Remember", "Factual")
-    # q-4 had no kept label, so the hand-edited value counts as the imported one.
-    assert final(labelled, "q-4") == ("Create", "Procedural")
+    # q-4's imported label was kept when the edit replaced it, so it comes back too.
+    assert final(labelled, "q-4") == ("Apply", "Procedural")
+    assert adjudication.imported_label(labelled, "q-4") == ("Apply", "Procedural")
 
 
 def test_set_bloom_final_refuses(labelled: Project) -> None:

@@ -9,8 +9,9 @@ reports and filters use. The rule, in order:
    (both dimensions) and all complete human labels are identical; a label with a dimension
    missing is work in progress and does not count, here or in the disagreements queue;
 3. else the label the question came with. The imported value is kept in table
-   ``bloom_imported`` the first time the rule replaces it (no row there means the question
-   still holds it), so it comes back when the consensus or the adjudication goes away.
+   ``bloom_imported`` (by a trigger on ``questions``) the first time anything replaces it (no
+   row there means the question still holds it), so it comes back when the consensus or the
+   adjudication goes away.
 
 The rule is written once, as the view ``bloom_final`` (``db/006_bloom_adjudication.sql``).
 Triggers on ``bloom_labels`` (human annotators only) and ``bloom_adjudications`` apply it to a
@@ -25,14 +26,7 @@ from typing import Iterable
 
 from physgrade.project import Project
 
-#: Keep the imported label of the question the first time the rule changes it.
-KEEP_IMPORTED = (
-    "INSERT INTO bloom_imported (question_id, cognitive, knowledge) "
-    "SELECT q.id, q.bloom_cognitive, q.bloom_knowledge FROM questions q "
-    "JOIN bloom_final f ON f.question_id = q.id WHERE q.id = ? "
-    "AND NOT EXISTS (SELECT 1 FROM bloom_imported k WHERE k.question_id = q.id) "
-    "AND (f.cognitive IS NOT q.bloom_cognitive OR f.knowledge IS NOT q.bloom_knowledge)")
-#: Set the question's final label by the rule.
+#: Set the question's final label by the rule (a trigger keeps the imported one first).
 APPLY_RULE = (
     "UPDATE questions SET (bloom_cognitive, bloom_knowledge) = (SELECT cognitive, knowledge "
     "FROM bloom_final WHERE question_id = questions.id) WHERE id = ?")
@@ -44,9 +38,7 @@ SOURCES = ("adjudicated", "consensus", "imported")
 def refresh(project: Project, question_ids: Iterable[str]) -> None:
     """Recompute the final label of these questions by the rule. Runs in the caller's
     transaction when there is one (it never commits); unknown ids are ignored."""
-    ids = [(qid,) for qid in dict.fromkeys(question_ids)]
-    project.conn.executemany(KEEP_IMPORTED, ids)
-    project.conn.executemany(APPLY_RULE, ids)
+    project.conn.executemany(APPLY_RULE, [(qid,) for qid in dict.fromkeys(question_ids)])
 
 
 def source(project: Project, question_id: str) -> str | None:
