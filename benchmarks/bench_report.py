@@ -26,6 +26,7 @@ from physgrade.report.build import build_report
 from physgrade.report.options import ReportOptions
 from physgrade.report.writers import write_report
 from physgrade.rubric import CONCEPTUAL, PREFS
+from physgrade.scores import HUMAN, LLM, rater_id
 from physgrade.score_tables import load
 from physgrade.taxonomy import BLOOM_COGNITIVE, BLOOM_KNOWLEDGE, REGIONS, TOPICS
 
@@ -58,8 +59,8 @@ def build(path: Path, n_responses: int, seed: int = 11) -> None:
                          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", questions)
         conn.executemany("INSERT INTO responses (id, question_id, model, response, compliant) "
                          "VALUES (?, ?, ?, ?, ?)", responses)
-        judges = [project.rater_id(name, "llm", "v1") for name in ("judge-a", "judge-b")]
-        people = [project.rater_id(name, "human") for name in ("expert-1", "expert-2")]
+        judges = [rater_id(project, name, LLM, "v1") for name in ("judge-a", "judge-b")]
+        people = [rater_id(project, name, HUMAN) for name in ("expert-1", "expert-2")]
         kinds = {q[0]: q[1] for q in questions}
         graded = set(rng.choice(n_responses, n_responses // 10, replace=False).tolist())
         score_rows, assessment_rows = [], []

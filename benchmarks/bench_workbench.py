@@ -33,6 +33,8 @@ from corpus import write_corpus
 from physgrade.importer import import_file
 from physgrade.project import Project
 from physgrade.queue import Position, QueueFilter, save_position
+from physgrade.rubric import CONCEPTUAL, PREFS
+from physgrade.scores import HUMAN, LLM, rater_id
 
 GRADER = "bench-grader"
 READING_PAUSE_MS = 300  # between presses: the shortest look a grader gives an item
@@ -110,12 +112,11 @@ def build(folder: Path, n_responses: int) -> Path:
         ids = [r for (r,) in project.conn.execute("SELECT id FROM responses ORDER BY id")]
         kinds = dict(project.conn.execute(
             "SELECT r.id, q.kind FROM responses r JOIN questions q ON q.id = r.question_id"))
-        prefs = ("INT", "MOD", "CON", "APP", "CAL", "COR", "COH", "ANS")
-        conceptual = ("SET", "CON", "EXE", "COH", "ANS")
-        raters = [(project.rater_id("judge-a", "llm", "v1"), ids),
-                  (project.rater_id("judge-b", "llm", "v1"), ids),
-                  (project.rater_id(GRADER, "human"), ids[:5000]),
-                  (project.rater_id("colleague", "human"), ids[3000:6000])]
+        prefs, conceptual = PREFS.keys, CONCEPTUAL.keys
+        raters = [(rater_id(project, "judge-a", LLM, "v1"), ids),
+                  (rater_id(project, "judge-b", LLM, "v1"), ids),
+                  (rater_id(project, GRADER, HUMAN), ids[:5000]),
+                  (rater_id(project, "colleague", HUMAN), ids[3000:6000])]
         with project.transaction():
             for rater, graded in raters:
                 project.conn.executemany(

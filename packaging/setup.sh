@@ -2,7 +2,7 @@
 # Set physgrade up on this machine, from nothing: the system libraries Qt needs (on Debian or
 # Ubuntu, through apt-get), then a virtual environment in .venv with physgrade installed in it.
 #   packaging/setup.sh          the app
-#   packaging/setup.sh --test   the app plus what the test suite needs (pytest, Xvfb)
+#   packaging/setup.sh --test   the app plus what the tests and checks need (pytest, Xvfb, ruff, mypy)
 # Running it again is cheap: what is already there is kept.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -171,7 +171,8 @@ def variant_consistency(sheet: pd.DataFrame) -> pd.DataFrame:
 
 def _by_model(rows: pd.DataFrame) -> Iterator[tuple[str, pd.DataFrame]]:
     """Each model's rows, models by name, then every row as :data:`ALL_MODELS` (if any)."""
-    yield from rows.groupby("model", sort=True)
+    for model, mine in rows.groupby("model", sort=True):
+        yield str(model), mine
     if len(rows):
         yield ALL_MODELS, rows
 
@@ -179,7 +180,7 @@ def _by_model(rows: pd.DataFrame) -> Iterator[tuple[str, pd.DataFrame]]:
 def _groups(rows: pd.DataFrame, column: str, known: tuple[str, ...]) -> Iterator[tuple[str, pd.DataFrame]]:
     """The rows by value of ``column`` in the order of :func:`_order`."""
     labels = _labels(rows[column])
-    parts = dict(list(rows.groupby(labels.to_numpy())))
+    parts = {str(value): part for value, part in rows.groupby(labels.to_numpy())}
     for value in _order(parts, known):
         yield value, parts[value]
 

@@ -1,4 +1,13 @@
-"""The ``physgrade`` command line: one small function per command over the core modules."""
+"""The ``physgrade`` command line: one small function per command over the core modules.
+
+Each command is declared at its handler, ``@command(name, help, *arguments)``, so what a command
+takes is read beside what it does; :func:`build_parser` builds the subcommands from that registry
+in the order they are declared. Arguments several commands share are tuples spliced in
+(:data:`CLIENT`, :data:`MODEL`, :data:`ANSWER`, :data:`JUDGE`, :func:`report_arguments`).
+
+A command interrupted (Ctrl+C, or a cancelled task) after it stored work says what the project
+keeps; only one that is all or nothing says "nothing changed".
+"""
 
 from __future__ import annotations
 
@@ -9,8 +18,9 @@ import random
 import sqlite3
 import sys
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import IO, TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 from physgrade import __version__, formats
 from physgrade.demo import build_demo, default_demo_path
@@ -18,14 +28,170 @@ from physgrade.exporter import export_kind
 from physgrade.formats import FormatError, ImportErrors
 from physgrade.importer import import_file
 from physgrade.judge.client import CredentialsError
-from physgrade.project import Project, ProjectError
+from physgrade.project import Project, ProjectError, now_iso
 from physgrade.queries import COUNTED, project_info
 from physgrade.rubric import ScoreError
 from physgrade.tasks import Cancelled, Task
 
+if TYPE_CHECKING:  # the judge stack is imported by the commands that run judges
+    import anthropic
+
+    from physgrade.answers.sandbox import Request
+    from physgrade.judge.pricing import Price
+    from physgrade.judge.prompts import Prompts
+    from physgrade.judge.runner import Plan, RunSummary
+
+#: The entry point group through which the desktop app makes itself known: the core never
+#: imports the app's package, so it runs where only the core is installed.
+APP_ENTRY_POINTS = "physgrade.app"
+
 
 class CommandError(Exception):
     """A failure to report on one line of stderr, with a non-zero exit."""
+
+
+class Interrupted(Cancelled):
+    """A command stopped after storing some of its work; the message says what the project keeps."""
+
+
+# -- declaring commands ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Arg:
+    """One ``add_argument`` call, kept until the parser is built."""
+
+    flags: tuple[str, ...]
+    options: dict[str, Any]
+
+
+def arg(*flags: str, **options: Any) -> Arg:
+    """An argument as ``ArgumentParser.add_argument`` takes it."""
+    return Arg(flags, options)
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    name: str
+    help: str
+    arguments: tuple[Arg, ...]
+    run: Callable[[argparse.Namespace], None]
+
+
+#: Every command, in the order ``physgrade --help`` lists them.
+COMMANDS: dict[str, Command] = {}
+
+
+def command(name: str, help: str, *arguments: Arg | Sequence[Arg]):
+    """Register the decorated handler as the command ``name``; ``arguments`` are its arguments in
+    order, a tuple of them standing for a shared group."""
+    flat = tuple(a for item in arguments for a in ((item,) if isinstance(item, Arg) else item))
+
+    def register(run: Callable[[argparse.Namespace], None]) -> Callable[[argparse.Namespace], None]:
+        COMMANDS[name] = Command(name, help, flat, run)
+        return run
+    return register
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="physgrade", description="Grade language-model physics solutions with the P-REFS "
+                                      "rubric, and audit LLM judges.")
+    parser.add_argument("--version", action="version", version=f"physgrade {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="list every problem an import finds, not only the first")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for declared in COMMANDS.values():
+        p = sub.add_parser(declared.name, help=declared.help)
+        for argument in declared.arguments:
+            p.add_argument(*argument.flags, **argument.options)
+        p.set_defaults(func=declared.run)
+    return parser
+
+
+# -- arguments several commands share -------------------------------------------------------
+
+DB = arg("db")
+JSON = arg("--json", action="store_true", help="print one JSON object")
+BOOTSTRAP = (arg("--resamples", type=int, default=1000,
+                 help="bootstrap resamples for Krippendorff's alpha's interval (default 1000)"),
+             arg("--seed", type=int, default=0, help="bootstrap seed (default 0)"))
+
+#: How judge calls are made: the prompts, and the client's patience.
+CLIENT = (arg("--prompts", metavar="DIR", help="a folder of edited prompt templates "
+                                               "(default: the bundled ones)"),
+          arg("--timeout", type=float, default=120.0,
+              help="seconds to wait for one answer (default 120)"),
+          arg("--max-retries", type=int, default=4,
+              help="retries of rate limits, overload, server errors and timeouts (default 4)"))
+
+#: Which embedding model ``embed`` and ``dedup`` use.
+MODEL = (arg("--model", metavar="PATH",
+             help="a local sentence-transformers folder or .onnx file (default: the "
+                  "embedded all-MiniLM-L6-v2)"),
+         arg("--quantize", action="store_true",
+             help="use an int8 copy of the model (faster on CPUs, slightly different scores)"))
+
+#: How final answers are compared.
+ANSWER = (arg("--rtol", type=float, default=0.02,
+              help="relative tolerance for numbers (default 0.02, i.e. 2%%)"),
+          arg("--mantissa", action="store_true",
+              help="compare mantissas only, ignoring exponents, as UGPhysics does "
+                   "(lets order-of-magnitude errors pass; off by default)"))
+WORKERS = arg("--workers", type=int, default=os.cpu_count() or 1, metavar="N",
+              help="checks run at once (default: one per core)")
+
+#: A judge run of ``judge`` or ``bloom-suggest``: which items, which model, how it is sent.
+JUDGE = (DB,
+         arg("--model", required=True, help="the Anthropic model, e.g. claude-haiku-4-5"),
+         arg("--limit", type=int, metavar="N", help="at most N calls this run"),
+         arg("--filter", action="append", metavar="FIELD=VALUE[,VALUE]",
+             help="narrow the run (repeatable): model, topic, kind, bloom"),
+         arg("--concurrency", type=int, default=8, metavar="K",
+             help="calls in flight at once (default 8)"),
+         arg("--dry-run", action="store_true",
+             help="print the number of calls, tokens and cost; send nothing"),
+         arg("--batch", action="store_true",
+             help="submit through the Message Batches API (half price, results within a day); "
+                  "collect with judge-status"),
+         arg("--price-in", type=float, metavar="USD",
+             help="price per million input tokens, for a model the price table lacks"),
+         arg("--price-out", type=float, metavar="USD", help="price per million output tokens"),
+         *CLIENT)
+
+
+def report_arguments(facets: str) -> tuple[Arg, ...]:
+    """Where a report goes and what it covers; ``facets`` names what ``--filter`` accepts."""
+    return (DB,
+            arg("--out", required=True, metavar="DIR", help="folder to write the report into"),
+            arg("--format", default="html,csv,json", metavar="html,csv,json",
+                help="which files to write (default: all three)"),
+            arg("--filter", action="append", metavar="FIELD=VALUE[,VALUE]",
+                help=f"narrow the report (repeatable): {facets}"))
+
+
+# -- saying what an interrupted command kept ------------------------------------------------
+
+
+@contextmanager
+def telling_what_is_kept(kept: Callable[[], str | None]) -> Iterator[None]:
+    """Turn Ctrl+C or a cancelled task into :class:`Interrupted` saying what ``kept()`` finds
+    stored, so that nobody reruns work that is in the project; where it finds nothing, the plain
+    cancellation ("nothing changed") stands."""
+    try:
+        yield
+    except Interrupted:
+        raise
+    except (Cancelled, KeyboardInterrupt):
+        said = kept()
+        if said is None:
+            raise
+        raise Interrupted(said) from None
+
+
+def _count(n: int, noun: str, plural: str | None = None) -> str:
+    """``1 verdict``, ``2,000 verdicts``."""
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
 
 
 @contextmanager
@@ -47,11 +213,21 @@ def progress_task() -> Iterator[Task]:
         bar.close()
 
 
+# -- projects and their records -------------------------------------------------------------
+
+
+@command("init", "create an empty project file",
+         arg("db", help="path of the new project file (e.g. study.physgrade)"))
 def cmd_init(args: argparse.Namespace) -> None:
     Project.create(args.db).close()
     print(f"created {args.db}")
 
 
+@command("import", "import a JSON Lines, JSON or CSV file (all or nothing)",
+         DB, arg("file"), arg("--kind", required=True, choices=formats.KINDS),
+         arg("--map", action="append", metavar="SRC=DST",
+             help="rename a field of the file to physgrade's (repeatable); DST may be nested, "
+                  "e.g. --map A=options.A"))
 def cmd_import(args: argparse.Namespace) -> None:
     mapping = formats.parse_mapping(args.map or [])
     with Project.open(args.db) as project, progress_task() as task:
@@ -59,12 +235,16 @@ def cmd_import(args: argparse.Namespace) -> None:
     print(result.summary())
 
 
+@command("export", "export records as JSON Lines (or CSV for .csv)",
+         DB, arg("--kind", required=True, choices=formats.KINDS),
+         arg("--out", required=True, help="output file (.jsonl or .csv)"))
 def cmd_export(args: argparse.Namespace) -> None:
     with Project.open(args.db) as project, progress_task() as task:
         count = export_kind(project, args.kind, args.out, task)
     print(f"wrote {count} {args.kind} records to {args.out}")
 
 
+@command("info", "counts, models, raters and graded share", DB, JSON)
 def cmd_info(args: argparse.Namespace) -> None:
     with Project.open(args.db) as project:
         info = project_info(project)
@@ -90,6 +270,19 @@ def cmd_info(args: argparse.Namespace) -> None:
             print(f"  {rater.name + version:<28} {rater.kind:<6} {', '.join(work) or 'no work'}")
 
 
+# -- agreement and reports ------------------------------------------------------------------
+
+
+@command("agreement", "agreement coefficients of the raters in a ratings CSV",
+         arg("file", help="CSV with a header, one row per item, one column per rater; an empty "
+                          "cell is a missing rating"),
+         # The choices are physgrade.stats.SCALES, spelled out so that building the parser loads
+         # no scipy.
+         arg("--scale", required=True, choices=("nominal", "ordinal", "interval", "ratio")),
+         arg("--id-column", metavar="COL", help="a column that identifies items (not a rater)"),
+         arg("--categories", metavar="0,1,2",
+             help="all possible ratings, comma-separated (default: the ratings that occur)"),
+         BOOTSTRAP, JSON)
 def cmd_agreement(args: argparse.Namespace) -> None:
     # Imported here: other commands need no scipy.
     from physgrade.stats.agreement import agreement
@@ -111,6 +304,13 @@ def cmd_agreement(args: argparse.Namespace) -> None:
         print(f"  {name:<22} {value:>6}  {ci:<16} {e.n:>7,}  {e.reason or ''}".rstrip())
 
 
+@command("report", "agreement of judges with people, and the study's analyses, as HTML, CSV "
+                   "and JSON",
+         report_arguments("model, topic, kind, bloom (cognitive level), judge (e.g. "
+                          "'judge-a [v1]'), grader"),
+         arg("--rater", help="whose grades the study's analyses use (default: the human "
+                             "consensus, else the first judge)"),
+         BOOTSTRAP)
 def cmd_report(args: argparse.Namespace) -> None:
     # Imported here: pandas, scipy and matplotlib are for reports, not for every command.
     from physgrade.report.build import build_report
@@ -139,6 +339,10 @@ def _print_written(written: list[Path]) -> None:
         print(f"  {tables[0].parent}{os.sep} ({len(tables)} tables as CSV)")
 
 
+@command("bloom-report", "agreement on Bloom labels (people and models) and the final labels' "
+                         "distribution, as HTML, CSV and JSON",
+         report_arguments("topic, kind, bloom (final cognitive level), judge (a model's label), "
+                          "grader (an annotator)"))
 def cmd_bloom_report(args: argparse.Namespace) -> None:
     # Imported here, as for ``report``: the statistics stack is for reports only.
     from datetime import datetime, timezone
@@ -165,14 +369,65 @@ def cmd_bloom_report(args: argparse.Namespace) -> None:
     _print_written(written)
 
 
+# -- judges ----------------------------------------------------------------------------------
+
+#: What one answer of each judge purpose is called when a run says what it stored.
+ANSWER_NOUNS = {"verdicts": "verdict", "bloom": "Bloom label", "duplicates": "pair label"}
+
+
+@command("judge", "P-REFS verdicts from an Anthropic model (ANTHROPIC_API_KEY)",
+         JUDGE, arg("--retry-failed", action="store_true",
+                    help="ask again where an earlier answer did not fit the rubric"))
+def cmd_judge(args: argparse.Namespace) -> None:
+    _judge_run(args, "verdicts", "judging")
+
+
+@command("judge-status", "poll submitted batches and store their results",
+         DB, arg("--wait", action="store_true", help="keep polling until every batch is in"),
+         arg("--interval", type=float, default=60.0,
+             help="seconds between polls with --wait (default 60)"),
+         CLIENT)
+def cmd_judge_status(args: argparse.Namespace) -> None:
+    import time
+
+    from physgrade.judge import batches
+    from physgrade.judge.client import connect
+    from physgrade.judge.prompts import Prompts
+
+    prompts = Prompts.load(args.prompts)
+    with Project.open(args.db) as project:
+        if not batches.batch_history(project):
+            print("no batches submitted from this project")
+            return
+        client = connect(args.timeout, args.max_retries)
+        open_batches = {state.id for state in batches.batch_history(project) if not state.ingested}
+        before = _batch_results(project, open_batches)
+        with telling_what_is_kept(lambda: _collected_kept(project, open_batches, before)):
+            while True:
+                with progress_task() as task:
+                    states = batches.collect(project, client, prompts, task)
+                for state in states:
+                    print(state.text())
+                if not args.wait or all(state.ingested for state in states):
+                    break
+                time.sleep(args.interval)
+        if not states:
+            print("every batch has been collected")
+
+
+@command("bloom-suggest", "Bloom labels of questions suggested by an Anthropic model, stored as "
+                          "its annotations", JUDGE)
+def cmd_bloom_suggest(args: argparse.Namespace) -> None:
+    _judge_run(args, "bloom", "Bloom labels")
+
+
 def _judge_run(args: argparse.Namespace, purpose: str, noun: str) -> None:
     """What ``judge`` and ``bloom-suggest`` share: plan, then dry run, batch or direct run."""
     # Imported here: the anthropic client is for judge runs only.
-    from physgrade.judge import batches
     from physgrade.judge.client import connect
     from physgrade.judge.pricing import price_for
     from physgrade.judge.prompts import Prompts
-    from physgrade.judge.purposes import PURPOSES, run_plan
+    from physgrade.judge.purposes import PURPOSES
     from physgrade.judge.scope import Scope
     from physgrade.report.options import ReportFilter
 
@@ -192,52 +447,105 @@ def _judge_run(args: argparse.Namespace, purpose: str, noun: str) -> None:
             print("nothing to do")
             return
         client = connect(args.timeout, args.max_retries)
-        with progress_task() as task:
-            if args.batch:
-                ids = batches.submit(project, client, plan, prompts, task)
-                print(f"submitted {len(plan.pending):,} requests in {len(ids)} batch(es): "
-                      f"{', '.join(ids)}\ncollect the results with: physgrade judge-status "
-                      f"{args.db}")
-                return
-            summary = run_plan(project, client, plan, prompts, price, args.concurrency, task)
-    print(summary.text())
-    if summary.stopped in ("cancelled", "interrupted"):
-        raise Cancelled()
+        if args.batch:
+            _submit_batches(args.db, project, client, plan, prompts)
+            return
+        summary = _ask_directly(project, client, plan, prompts, price, args.concurrency)
     if summary.stopped:
         raise CommandError(f"the run stopped early: {summary.stopped}")
 
 
-def cmd_judge(args: argparse.Namespace) -> None:
-    _judge_run(args, "verdicts", "judging")
+def _ask_directly(project: Project, client: anthropic.Anthropic, plan: Plan, prompts: Prompts,
+                  price: Price | None, concurrency: int, say: IO[str] | None = None,
+                  already: str = "") -> RunSummary:
+    """Run ``plan`` now and print its summary. Answers are committed as they arrive, so an
+    interrupted run says how many the project holds (``already``: what the command stored
+    before it)."""
+    from physgrade.judge.purposes import PURPOSES, run_plan
+
+    before = PURPOSES[plan.purpose].stored(project, plan.model, plan.prompt_version)
+
+    def kept() -> str | None:
+        answers = _answers_kept(project, plan, before)
+        return "; ".join(part for part in (already, answers) if part) or None
+
+    with telling_what_is_kept(kept):
+        with progress_task() as task:
+            summary = run_plan(project, client, plan, prompts, price, concurrency, task)
+        print(summary.text(), file=say or sys.stdout)
+        if summary.stopped in ("cancelled", "interrupted"):
+            raise Cancelled()
+    return summary
 
 
-def cmd_bloom_suggest(args: argparse.Namespace) -> None:
-    _judge_run(args, "bloom", "Bloom labels")
+def _answers_kept(project: Project, plan: Plan, before: dict[str, str]) -> str | None:
+    """What an interrupted direct run left in the project, counted there (an answer that
+    arrived as the run stopped is stored too): answers stored, failures kept, items still to
+    ask."""
+    from physgrade.judge.purposes import PURPOSES
+
+    now = PURPOSES[plan.purpose].stored(project, plan.model, plan.prompt_version)
+    good = sum(now.get(item) == "ok" for item in plan.pending)
+    failed = sum(now.get(item) == "failed" and before.get(item) != "failed"
+                 for item in plan.pending)
+    if not good and not failed:
+        return None
+    said = f"{_count(good, ANSWER_NOUNS[plan.purpose])} stored"
+    if failed:
+        said += f", {_count(failed, 'answer')} that did not fit kept as failed"
+    rest = len(plan.pending) - good - failed
+    return f"{said}, {rest:,} still to ask (a new run asks only for those)"
 
 
-def cmd_judge_status(args: argparse.Namespace) -> None:
-    import time
-
+def _submit_batches(db: str, project: Project, client: anthropic.Anthropic, plan: Plan,
+                    prompts: Prompts) -> None:
+    """Submit ``plan`` as batches. Each batch is recorded as the API accepts it, so an
+    interrupted submission says which are in and how many requests were not sent."""
     from physgrade.judge import batches
-    from physgrade.judge.client import connect
-    from physgrade.judge.prompts import Prompts
 
-    prompts = Prompts.load(args.prompts)
-    with Project.open(args.db) as project:
-        if not batches.batch_history(project):
-            print("no batches submitted from this project")
-            return
-        client = connect(args.timeout, args.max_retries)
-        while True:
-            with progress_task() as task:
-                states = batches.collect(project, client, prompts, task)
-            for state in states:
-                print(state.text())
-            if not args.wait or all(state.ingested for state in states):
-                break
-            time.sleep(args.interval)
-        if not states:
-            print("every batch has been collected")
+    before = {state.id for state in batches.batch_history(project)}
+    with telling_what_is_kept(lambda: _submitted_kept(project, before, len(plan.pending), db)), \
+            progress_task() as task:
+        ids = batches.submit(project, client, plan, prompts, task).ids
+    print(f"submitted {len(plan.pending):,} requests in {len(ids)} batch(es): "
+          f"{', '.join(ids)}\ncollect the results with: physgrade judge-status {db}")
+
+
+def _submitted_kept(project: Project, before: set[str], pending: int, db: str) -> str | None:
+    from physgrade.judge import batches
+
+    new = [state for state in batches.batch_history(project) if state.id not in before]
+    if not new:
+        return None
+    sent = sum(state.requests for state in new)
+    return (f"{_count(len(new), 'batch', 'batches')} of {sent:,} requests submitted and recorded "
+            f"(collect them with: physgrade judge-status {db}), {pending - sent:,} requests not "
+            "submitted (a new run submits only those)")
+
+
+def _batch_results(project: Project, batch_ids: set[str]) -> int:
+    """How many items of the batches ``batch_ids`` have an answer stored in the project."""
+    from physgrade.judge import batches
+    from physgrade.judge.purposes import PURPOSES
+
+    found = 0
+    for state in batches.batch_history(project):
+        if state.id in batch_ids:
+            items = {item for (item,) in project.conn.execute(
+                "SELECT item_id FROM judge_batch_items WHERE batch_id = ?", (state.id,))}
+            stored = PURPOSES[state.purpose].stored(project, state.model, state.prompt_version)
+            found += len(items & stored.keys())
+    return found
+
+
+def _collected_kept(project: Project, batch_ids: set[str], before: int) -> str | None:
+    """Collecting stores results one by one: an interrupted ``judge-status`` says how many."""
+    stored = _batch_results(project, batch_ids) - before
+    return (f"{_count(stored, 'batch result')} stored (the next judge-status collects the rest)"
+            if stored else None)
+
+
+# -- final answers by rule ------------------------------------------------------------------
 
 
 def _answer_settings(args: argparse.Namespace):
@@ -245,6 +553,14 @@ def _answer_settings(args: argparse.Namespace):
     return Settings(rtol=args.rtol, mantissa=args.mantissa)
 
 
+@command("check-answer", "check one final answer against a reference by rule",
+         arg("--gold", required=True, help="the reference answer (LaTeX or plain text)"),
+         arg("--pred", required=True, help="the answer, or a whole response to find it in"),
+         arg("--type", help="answer type: NV, EX, EQ, IN, TF, MC, or a list such as NV,EX "
+                            "(default: guessed from the reference)"),
+         arg("--unit", help="the reference's unit when it is not in the answer"),
+         arg("--json", action="store_true", help='print {"outcome": ..., "reason": ...}'),
+         ANSWER)
 def cmd_check_answer(args: argparse.Namespace) -> None:
     from physgrade.answers.sandbox import Checker, Request
 
@@ -256,11 +572,11 @@ def cmd_check_answer(args: argparse.Namespace) -> None:
         print(f"{check.outcome.value}: {check.reason}")
 
 
-def _answer_lines(path: Path) -> list[tuple[object, object]]:
+def _answer_lines(path: Path) -> list[tuple[object, Request]]:
     """The checks a JSON Lines file asks for, all read before any runs (a bad line stops all)."""
     from physgrade.answers.sandbox import Request
 
-    found = []
+    found: list[tuple[object, Request]] = []
     with open(path, encoding="utf-8") as lines:
         for number, line in enumerate(lines, 1):
             if not line.strip():
@@ -283,14 +599,27 @@ def _answer_lines(path: Path) -> list[tuple[object, object]]:
     return found
 
 
+@command("check-answers", "check a JSON Lines file of answers by rule",
+         arg("file", help='lines {"id", "gold", "pred", "type"?, "unit"?}'),
+         arg("--out", metavar="FILE", help="write the results here (default: stdout)"),
+         ANSWER, WORKERS)
 def cmd_check_answers(args: argparse.Namespace) -> None:
     from physgrade.answers.sandbox import Checker
 
     lines = _answer_lines(Path(args.file))
-    out = open(args.out, "w", encoding="utf-8") if args.out else sys.stdout
     counts: dict[str, int] = {}
+
+    def kept() -> str | None:
+        """Results are written as they come: the file holds the first ones."""
+        written = sum(counts.values())
+        if args.out:
+            return f"{written:,} of {len(lines):,} results written to {args.out}"
+        return f"{written:,} of {len(lines):,} results printed" if written else None
+
+    out = open(args.out, "w", encoding="utf-8") if args.out else sys.stdout
     try:
-        with Checker(_answer_settings(args), workers=args.workers) as checker, \
+        with telling_what_is_kept(kept), \
+                Checker(_answer_settings(args), workers=args.workers) as checker, \
                 progress_task() as task:
             checks = checker.map((request for _, request in lines), task, len(lines))
             for (line_id, _), (_, check) in zip(lines, checks):
@@ -304,16 +633,45 @@ def cmd_check_answers(args: argparse.Namespace) -> None:
         print(f"{len(lines):,} answers checked into {args.out}: {tally or 'none'}")
 
 
+@command("verify", "check every response that has a reference answer and store the results as "
+                   "the rater 'rules'",
+         DB, arg("--recheck", action="store_true",
+                 help="check again responses the rules rater has already checked"),
+         ANSWER, WORKERS)
 def cmd_verify(args: argparse.Namespace) -> None:
     from physgrade.answers import verify
     from physgrade.answers.sandbox import Checker
 
+    started = now_iso()
     with Project.open(args.db) as project, \
-            Checker(_answer_settings(args), workers=args.workers) as checker, \
-            progress_task() as task:
-        summary = verify.verify(project, checker, task, args.recheck)
-    label = checker.settings.label
-    print(f"{summary.text()}; stored as the rater {verify.RATER}" + (f" [{label}]" if label else ""))
+            Checker(_answer_settings(args), workers=args.workers) as checker:
+        label = checker.settings.label
+        rater = f"the rater {verify.RATER}" + (f" [{label}]" if label else "")
+        with telling_what_is_kept(lambda: _checks_kept(project, label, started, rater,
+                                                       args.recheck)), \
+                progress_task() as task:
+            summary = verify.verify(project, checker, task, args.recheck)
+    print(f"{summary.text()}; stored as {rater}")
+
+
+def _checks_kept(project: Project, label: str, since: str, rater: str,
+                 recheck: bool) -> str | None:
+    """``verify`` commits every few hundred checks: an interrupted run says how many it stored
+    (those assessed since it started)."""
+    from physgrade.answers import verify
+    from physgrade.scores import RULES, is_kind
+
+    stored = project.conn.execute(
+        "SELECT count(*) FROM assessments a JOIN raters t ON t.id = a.rater_id WHERE t.name = ? "
+        f"AND {is_kind(RULES, 't')} AND t.prompt_version = ? AND a.assessed_at >= ?",
+        (verify.RATER, label, since)).fetchone()[0]
+    if not stored:
+        return None
+    return (f"{_count(stored, 'check')} stored as {rater}"
+            + ("" if recheck else " (a new run checks only the rest)"))
+
+
+# -- near-duplicate questions ---------------------------------------------------------------
 
 
 def _embedder(args: argparse.Namespace):
@@ -328,17 +686,70 @@ def _embedder(args: argparse.Namespace):
         raise CommandError(str(exc)) from exc
 
 
+def _embedding_count(project: Project, model_key: str) -> int:
+    return project.conn.execute("SELECT count(*) FROM embeddings WHERE model = ?",
+                                (model_key,)).fetchone()[0]
+
+
+def _questions_left(project: Project, model_key: str) -> int:
+    """Distinct question texts with no embedding from ``model_key`` yet."""
+    from physgrade.dedup.texts import project_questions
+    from physgrade.dedup.vectors import text_hash
+
+    have = {digest for (digest,) in project.conn.execute(
+        "SELECT text_hash FROM embeddings WHERE model = ?", (model_key,))}
+    return len({text_hash(text) for text in project_questions(project).texts} - have)
+
+
+@command("embed", "embed every question (kept in the project, never twice)", DB, MODEL)
 def cmd_embed(args: argparse.Namespace) -> None:
     from physgrade.dedup.run import embed_project
 
     with Project.open(args.db) as project:
         embedder = _embedder(args)
-        with progress_task() as task:
+        key = embedder.model.key
+        before = _embedding_count(project, key)
+
+        def kept() -> str | None:
+            """Embeddings are committed every few thousand texts: the finished ones stay."""
+            new = _embedding_count(project, key) - before
+            return (f"{_count(new, 'question embedding')} stored, "
+                    f"{_questions_left(project, key):,} still to embed (a new run embeds only "
+                    "those)" if new else None)
+
+        with telling_what_is_kept(kept), progress_task() as task:
             total, new = embed_project(project, embedder, task)
     print(f"{total:,} questions embedded with {embedder.model.name} on {embedder.provider} "
           f"({new:,} new, {total - new:,} already stored)")
 
 
+@command("dedup", "find near-duplicate questions within the project or against another set",
+         DB,
+         arg("--against", metavar="SRC",
+             help="another project file, or a questions file (JSON Lines, JSON or CSV with id, "
+                  "question and options)"),
+         arg("--map", action="append", metavar="SRC=DST",
+             help="rename a field of the --against file to physgrade's (repeatable), e.g. "
+                  "--map problem=question --map index=id"),
+         arg("--jaccard", type=float, default=0.4, metavar="J",
+             help="word 5-gram Jaccard threshold of stage 1 (default 0.4)"),
+         arg("--cosine", type=float, default=None, metavar="C",
+             help="embedding cosine threshold of stage 2 (default: the value calibrated for the "
+                  "embedded model, see the README; set it for another model)"),
+         arg("--judge", metavar="MODEL",
+             help="stage 3: ask this Anthropic model whether each pair is a close duplicate or a "
+                  "same-topic neighbour (ANTHROPIC_API_KEY)"),
+         arg("--out", metavar="FILE.csv", help="write the pairs of this audit as CSV"),
+         arg("--json", action="store_true",
+             help='print {"provider", "n_a", "n_b", "pairs": [...]} on stdout'),
+         MODEL,
+         arg("--concurrency", type=int, default=8, metavar="K",
+             help="judge calls in flight at once (default 8)"),
+         arg("--price-in", type=float, metavar="USD",
+             help="judge price per million input tokens, for a model the price table lacks"),
+         arg("--price-out", type=float, metavar="USD",
+             help="judge price per million output tokens"),
+         CLIENT)
 def cmd_dedup(args: argparse.Namespace) -> None:
     from physgrade.dedup import pairs
     from physgrade.dedup.audit import DEFAULT_COSINE, Thresholds
@@ -354,30 +765,42 @@ def cmd_dedup(args: argparse.Namespace) -> None:
     say = sys.stderr if args.json else sys.stdout
     with Project.open(args.db) as project:
         embedder = _embedder(args)
-        with progress_task() as task:
+        key = embedder.model.key
+        before = _embedding_count(project, key)
+
+        def embedded() -> str | None:
+            """Until the audit is stored, what the project keeps is the embeddings made."""
+            new = _embedding_count(project, key) - before
+            return (f"{_count(new, 'embedding')} stored (a new run embeds only the rest); "
+                    "no audit stored" if new else None)
+
+        with telling_what_is_kept(embedded), progress_task() as task:
             audit = audit_project(project, embedder, against, thresholds, task)
-        summary = audit.result.summary
-        print(f"{audit.result.n_a:,} questions against "
-              f"{'themselves' if against is None else f'{audit.result.n_b:,} in {args.against}'}"
-              f" with {audit.model} on {audit.provider}: {len(audit.result.pairs):,} candidate "
-              f"pair{'' if len(audit.result.pairs) == 1 else 's'}\n{summary.text()}", file=say)
-        if args.judge:
-            _judge_pairs(args, project, audit.source, say)
-            audit = with_labels(project, audit)
-        if args.out:
-            pairs.write_csv(project, args.out, pairs.stored_pairs(project, audit.source))
-            print(f"pairs written to {args.out}", file=say)
+        found = len(audit.result.pairs)
+        audited = f"the audit and its {_count(found, 'candidate pair')} stored"
+        with telling_what_is_kept(lambda: audited):
+            summary = audit.result.summary
+            print(f"{audit.result.n_a:,} questions against "
+                  f"{'themselves' if against is None else f'{audit.result.n_b:,} in {args.against}'}"
+                  f" with {audit.model} on {audit.provider}: {found:,} candidate "
+                  f"pair{'' if found == 1 else 's'}\n{summary.text()}", file=say)
+            if args.judge:
+                _judge_pairs(args, project, audit.source, say, audited)
+                audit = with_labels(project, audit)
+            if args.out:
+                pairs.write_csv(project, args.out, pairs.stored_pairs(project, audit.source))
+                print(f"pairs written to {args.out}", file=say)
     if args.json:
         print(json.dumps(audit.as_json(), ensure_ascii=False))
 
 
-def _judge_pairs(args: argparse.Namespace, project: Project, source: str, say) -> None:
+def _judge_pairs(args: argparse.Namespace, project: Project, source: str, say: IO[str],
+                 audited: str) -> None:
     """Stage 3: ask ``--judge`` about every pair of ``source`` it has not labelled yet."""
     from physgrade.judge import duplicates
     from physgrade.judge.client import connect
     from physgrade.judge.pricing import price_for
     from physgrade.judge.prompts import Prompts
-    from physgrade.judge.purposes import run_plan
 
     prompts = Prompts.load(args.prompts)
     price = price_for(args.judge, args.price_in, args.price_out)
@@ -386,15 +809,28 @@ def _judge_pairs(args: argparse.Namespace, project: Project, source: str, say) -
     if not plan.pending:
         return
     client = connect(args.timeout, args.max_retries)
-    with progress_task() as task:
-        summary = run_plan(project, client, plan, prompts, price, args.concurrency, task)
-    print(summary.text(), file=say)
-    if summary.stopped in ("cancelled", "interrupted"):
-        raise Cancelled()
+    summary = _ask_directly(project, client, plan, prompts, price, args.concurrency, say,
+                            already=audited)
     if summary.stopped:
         raise CommandError(f"the judge stopped early: {summary.stopped}")
 
 
+# -- samples for auditing judges ------------------------------------------------------------
+
+
+@command("review-sample", "draw a stratified sample of responses for experts to audit judges "
+                          "on, the same for every judge",
+         DB,
+         arg("--judge", action="append", required=True, metavar="LABEL",
+             help="a judge to audit, e.g. 'arbiter-large [prefs-v1]' (repeatable)"),
+         arg("--per-stratum", type=int, required=True, metavar="N",
+             help="responses to draw from each stratum (all of a smaller one)"),
+         arg("--seed", type=int, metavar="S",
+             help="random seed; the same seed and data give the same sample (default: a random "
+                  "one, printed)"),
+         arg("--strata", default="topic,bloom,model", metavar="topic,bloom,model",
+             help="the facets to stratify over (default: all three)"),
+         arg("--name", help="the sample's name (default: 'sample N')"))
 def cmd_review_sample(args: argparse.Namespace) -> None:
     from physgrade.validation import sampling
 
@@ -416,9 +852,19 @@ def _next_sample_name(project: Project) -> str:
     return f"sample {number}"
 
 
+# -- the desktop app ------------------------------------------------------------------------
+
+#: The records the demo's imports add, as ``info`` names them.
+DEMO_TABLES = ("questions", "responses", "assessments", "judge_reviews", "bloom_labels")
+
+
+@command("demo", "create (or reopen) the bundled demo project and open it",
+         arg("--db", help="where to keep the demo project (default: your data folder)"),
+         arg("--no-gui", action="store_true", help="only create it; do not open the app"))
 def cmd_demo(args: argparse.Namespace) -> None:
     path = Path(args.db) if args.db else default_demo_path()
-    with progress_task() as task:
+    before = _record_counts(path)
+    with telling_what_is_kept(lambda: _demo_kept(path, before)), progress_task() as task:
         results = build_demo(path, task)
     added = sum(r.added for r in results)
     print(f"demo project: {path} ({added} records added)" if added else f"demo project: {path}")
@@ -426,6 +872,31 @@ def cmd_demo(args: argparse.Namespace) -> None:
         _open_gui(path)
 
 
+def _record_counts(path: Path) -> dict[str, int] | None:
+    """The demo's kinds of records in the project at ``path``; None where there is none yet."""
+    if not path.exists():
+        return None
+    with Project.open(path) as project:
+        return {table: project.conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+                for table in DEMO_TABLES}
+
+
+def _demo_kept(path: Path, before: dict[str, int] | None) -> str | None:
+    """The demo is built by several imports, each all or nothing: those finished stay."""
+    after = _record_counts(path)
+    if after is None:
+        return None
+    added = [f"{after[table] - (before or {}).get(table, 0):,} {COUNTED[table]}"
+             for table in DEMO_TABLES if after[table] > (before or {}).get(table, 0)]
+    if added:
+        return (f"{', '.join(added)} added to the demo project at {path} (run physgrade demo "
+                "again to finish it)")
+    if before is None:
+        return f"an empty demo project created at {path} (run physgrade demo again to fill it)"
+    return None
+
+
+@command("gui", "open the desktop app", arg("db", nargs="?"))
 def cmd_gui(args: argparse.Namespace) -> None:
     _open_gui(Path(args.db) if args.db else None)
 
@@ -436,237 +907,23 @@ def _open_gui(path: Path | None) -> None:
         # Without this Qt aborts with a core dump instead of a message.
         raise CommandError("no display to open the app on (DISPLAY is not set); run it in a "
                            "desktop session, under xvfb-run, or add --no-gui")
+    raise SystemExit(desktop_app()(path))
+
+
+def desktop_app() -> Callable[[Path | None], int]:
+    """The desktop app's ``run(path)``, found through its entry point: the core never imports
+    the app, so a core installed alone still runs every other command."""
+    from importlib.metadata import entry_points
+
+    found = entry_points(group=APP_ENTRY_POINTS, name="gui")
+    if not found:
+        raise CommandError(f"the desktop app is not installed (no 'gui' entry point in the group "
+                           f"{APP_ENTRY_POINTS!r}); install physgrade with its desktop app, or "
+                           "use the other commands")
     try:
-        from physgrade_ui.app import run
+        return next(iter(found)).load()
     except ImportError as exc:
         raise CommandError(f"the desktop app cannot start: {exc}") from exc
-    raise SystemExit(run(path))
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="physgrade", description="Grade language-model physics solutions with the P-REFS "
-                                      "rubric, and audit LLM judges.")
-    parser.add_argument("--version", action="version", version=f"physgrade {__version__}")
-    parser.add_argument("-v", "--verbose", action="store_true",
-                        help="list every problem an import finds, not only the first")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-
-    p = sub.add_parser("init", help="create an empty project file")
-    p.add_argument("db", help="path of the new project file (e.g. study.physgrade)")
-    p.set_defaults(func=cmd_init)
-
-    p = sub.add_parser("import", help="import a JSON Lines, JSON or CSV file (all or nothing)")
-    p.add_argument("db")
-    p.add_argument("file")
-    p.add_argument("--kind", required=True, choices=formats.KINDS)
-    p.add_argument("--map", action="append", metavar="SRC=DST",
-                   help="rename a field of the file to physgrade's (repeatable); DST may be "
-                        "nested, e.g. --map A=options.A")
-    p.set_defaults(func=cmd_import)
-
-    p = sub.add_parser("export", help="export records as JSON Lines (or CSV for .csv)")
-    p.add_argument("db")
-    p.add_argument("--kind", required=True, choices=formats.KINDS)
-    p.add_argument("--out", required=True, help="output file (.jsonl or .csv)")
-    p.set_defaults(func=cmd_export)
-
-    p = sub.add_parser("info", help="counts, models, raters and graded share")
-    p.add_argument("db")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.set_defaults(func=cmd_info)
-
-    p = sub.add_parser("agreement", help="agreement coefficients of the raters in a ratings CSV")
-    p.add_argument("file", help="CSV with a header, one row per item, one column per rater; an "
-                                "empty cell is a missing rating")
-    # The choices are physgrade.stats.SCALES, spelled out so that building the parser loads no scipy.
-    p.add_argument("--scale", required=True, choices=("nominal", "ordinal", "interval", "ratio"))
-    p.add_argument("--id-column", metavar="COL", help="a column that identifies items (not a rater)")
-    p.add_argument("--categories", metavar="0,1,2",
-                   help="all possible ratings, comma-separated (default: the ratings that occur)")
-    p.add_argument("--resamples", type=int, default=1000,
-                   help="bootstrap resamples for Krippendorff's alpha's interval (default 1000)")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.set_defaults(func=cmd_agreement)
-
-    p = sub.add_parser("report", help="agreement of judges with people, and the study's "
-                                      "analyses, as HTML, CSV and JSON")
-    _report_arguments(p, "model, topic, kind, bloom (cognitive level), judge (e.g. "
-                         "'judge-a [v1]'), grader")
-    p.add_argument("--rater", help="whose grades the study's analyses use (default: the human "
-                                   "consensus, else the first judge)")
-    p.add_argument("--resamples", type=int, default=1000,
-                   help="bootstrap resamples for Krippendorff's alpha's interval (default 1000)")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
-    p.set_defaults(func=cmd_report)
-
-    p = sub.add_parser("bloom-report", help="agreement on Bloom labels (people and models) and "
-                                            "the final labels' distribution, as HTML, CSV and JSON")
-    _report_arguments(p, "topic, kind, bloom (final cognitive level), judge (a model's "
-                         "label), grader (an annotator)")
-    p.set_defaults(func=cmd_bloom_report)
-
-    p = sub.add_parser("judge", help="P-REFS verdicts from an Anthropic model (ANTHROPIC_API_KEY)")
-    _judge_arguments(p)
-    p.add_argument("--retry-failed", action="store_true",
-                   help="ask again where an earlier answer did not fit the rubric")
-    p.set_defaults(func=cmd_judge)
-
-    p = sub.add_parser("judge-status", help="poll submitted batches and store their results")
-    p.add_argument("db")
-    p.add_argument("--wait", action="store_true", help="keep polling until every batch is in")
-    p.add_argument("--interval", type=float, default=60.0,
-                   help="seconds between polls with --wait (default 60)")
-    _client_arguments(p)
-    p.set_defaults(func=cmd_judge_status)
-
-    p = sub.add_parser("bloom-suggest", help="Bloom labels of questions suggested by an "
-                                             "Anthropic model, stored as its annotations")
-    _judge_arguments(p)
-    p.set_defaults(func=cmd_bloom_suggest)
-
-    p = sub.add_parser("check-answer", help="check one final answer against a reference by rule")
-    p.add_argument("--gold", required=True, help="the reference answer (LaTeX or plain text)")
-    p.add_argument("--pred", required=True, help="the answer, or a whole response to find it in")
-    p.add_argument("--type", help="answer type: NV, EX, EQ, IN, TF, MC, or a list such as NV,EX "
-                                  "(default: guessed from the reference)")
-    p.add_argument("--unit", help="the reference's unit when it is not in the answer")
-    p.add_argument("--json", action="store_true", help='print {"outcome": ..., "reason": ...}')
-    _answer_arguments(p)
-    p.set_defaults(func=cmd_check_answer)
-
-    p = sub.add_parser("check-answers", help="check a JSON Lines file of answers by rule")
-    p.add_argument("file", help='lines {"id", "gold", "pred", "type"?, "unit"?}')
-    p.add_argument("--out", metavar="FILE", help="write the results here (default: stdout)")
-    _answer_arguments(p, workers=True)
-    p.set_defaults(func=cmd_check_answers)
-
-    p = sub.add_parser("verify", help="check every response that has a reference answer and "
-                                      "store the results as the rater 'rules'")
-    p.add_argument("db")
-    p.add_argument("--recheck", action="store_true",
-                   help="check again responses the rules rater has already checked")
-    _answer_arguments(p, workers=True)
-    p.set_defaults(func=cmd_verify)
-
-    p = sub.add_parser("embed", help="embed every question (kept in the project, never twice)")
-    p.add_argument("db")
-    _model_arguments(p)
-    p.set_defaults(func=cmd_embed)
-
-    p = sub.add_parser("dedup", help="find near-duplicate questions within the project or "
-                                     "against another set")
-    p.add_argument("db")
-    p.add_argument("--against", metavar="SRC",
-                   help="another project file, or a questions file (JSON Lines, JSON or CSV "
-                        "with id, question and options)")
-    p.add_argument("--map", action="append", metavar="SRC=DST",
-                   help="rename a field of the --against file to physgrade's (repeatable), "
-                        "e.g. --map problem=question --map index=id")
-    p.add_argument("--jaccard", type=float, default=0.4, metavar="J",
-                   help="word 5-gram Jaccard threshold of stage 1 (default 0.4)")
-    p.add_argument("--cosine", type=float, default=None, metavar="C",
-                   help="embedding cosine threshold of stage 2 (default: the value calibrated "
-                        "for the embedded model, see the README; set it for another model)")
-    p.add_argument("--judge", metavar="MODEL",
-                   help="stage 3: ask this Anthropic model whether each pair is a close "
-                        "duplicate or a same-topic neighbour (ANTHROPIC_API_KEY)")
-    p.add_argument("--out", metavar="FILE.csv", help="write the pairs of this audit as CSV")
-    p.add_argument("--json", action="store_true",
-                   help='print {"provider", "n_a", "n_b", "pairs": [...]} on stdout')
-    _model_arguments(p)
-    p.add_argument("--concurrency", type=int, default=8, metavar="K",
-                   help="judge calls in flight at once (default 8)")
-    p.add_argument("--price-in", type=float, metavar="USD",
-                   help="judge price per million input tokens, for a model the price table lacks")
-    p.add_argument("--price-out", type=float, metavar="USD",
-                   help="judge price per million output tokens")
-    _client_arguments(p)
-    p.set_defaults(func=cmd_dedup)
-
-    p = sub.add_parser("review-sample", help="draw a stratified sample of responses for experts "
-                                             "to audit judges on, the same for every judge")
-    p.add_argument("db")
-    p.add_argument("--judge", action="append", required=True, metavar="LABEL",
-                   help="a judge to audit, e.g. 'arbiter-large [prefs-v1]' (repeatable)")
-    p.add_argument("--per-stratum", type=int, required=True, metavar="N",
-                   help="responses to draw from each stratum (all of a smaller one)")
-    p.add_argument("--seed", type=int, metavar="S",
-                   help="random seed; the same seed and data give the same sample (default: "
-                        "a random one, printed)")
-    p.add_argument("--strata", default="topic,bloom,model", metavar="topic,bloom,model",
-                   help="the facets to stratify over (default: all three)")
-    p.add_argument("--name", help="the sample's name (default: 'sample N')")
-    p.set_defaults(func=cmd_review_sample)
-
-    p = sub.add_parser("demo", help="create (or reopen) the bundled demo project and open it")
-    p.add_argument("--db", help="where to keep the demo project (default: your data folder)")
-    p.add_argument("--no-gui", action="store_true", help="only create it; do not open the app")
-    p.set_defaults(func=cmd_demo)
-
-    p = sub.add_parser("gui", help="open the desktop app")
-    p.add_argument("db", nargs="?")
-    p.set_defaults(func=cmd_gui)
-    return parser
-
-
-def _client_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--prompts", metavar="DIR", help="a folder of edited prompt templates "
-                                                    "(default: the bundled ones)")
-    p.add_argument("--timeout", type=float, default=120.0,
-                   help="seconds to wait for one answer (default 120)")
-    p.add_argument("--max-retries", type=int, default=4,
-                   help="retries of rate limits, overload, server errors and timeouts (default 4)")
-
-
-def _report_arguments(p: argparse.ArgumentParser, facets: str) -> None:
-    p.add_argument("db")
-    p.add_argument("--out", required=True, metavar="DIR", help="folder to write the report into")
-    p.add_argument("--format", default="html,csv,json", metavar="html,csv,json",
-                   help="which files to write (default: all three)")
-    p.add_argument("--filter", action="append", metavar="FIELD=VALUE[,VALUE]",
-                   help=f"narrow the report (repeatable): {facets}")
-
-
-def _model_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", metavar="PATH",
-                   help="a local sentence-transformers folder or .onnx file (default: the "
-                        "embedded all-MiniLM-L6-v2)")
-    p.add_argument("--quantize", action="store_true",
-                   help="use an int8 copy of the model (faster on CPUs, slightly different "
-                        "scores)")
-
-
-def _answer_arguments(p: argparse.ArgumentParser, workers: bool = False) -> None:
-    p.add_argument("--rtol", type=float, default=0.02,
-                   help="relative tolerance for numbers (default 0.02, i.e. 2%%)")
-    p.add_argument("--mantissa", action="store_true",
-                   help="compare mantissas only, ignoring exponents, as UGPhysics does "
-                        "(lets order-of-magnitude errors pass; off by default)")
-    if workers:
-        p.add_argument("--workers", type=int, default=os.cpu_count() or 1, metavar="N",
-                       help="checks run at once (default: one per core)")
-
-
-def _judge_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("db")
-    p.add_argument("--model", required=True, help="the Anthropic model, e.g. claude-haiku-4-5")
-    p.add_argument("--limit", type=int, metavar="N", help="at most N calls this run")
-    p.add_argument("--filter", action="append", metavar="FIELD=VALUE[,VALUE]",
-                   help="narrow the run (repeatable): model, topic, kind, bloom")
-    p.add_argument("--concurrency", type=int, default=8, metavar="K",
-                   help="calls in flight at once (default 8)")
-    p.add_argument("--dry-run", action="store_true",
-                   help="print the number of calls, tokens and cost; send nothing")
-    p.add_argument("--batch", action="store_true",
-                   help="submit through the Message Batches API (half price, results within "
-                        "a day); collect with judge-status")
-    p.add_argument("--price-in", type=float, metavar="USD",
-                   help="price per million input tokens, for a model the price table lacks")
-    p.add_argument("--price-out", type=float, metavar="USD",
-                   help="price per million output tokens")
-    _client_arguments(p)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -681,6 +938,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             for error in exc.errors[1:]:
                 print(f"  also: {error}", file=sys.stderr)
         return 1
+    except Interrupted as exc:
+        print(f"physgrade: cancelled; {exc}", file=sys.stderr)
+        return 130
     except (Cancelled, KeyboardInterrupt):
         print("physgrade: cancelled, nothing changed", file=sys.stderr)
         return 130

@@ -13,6 +13,7 @@ from typing import Any, Iterator
 from physgrade.formats import KINDS, write_records
 from physgrade.project import Project
 from physgrade.rubric import COARSE, RUBRICS
+from physgrade.scores import HUMAN, LLM
 from physgrade.tasks import Task
 
 
@@ -74,7 +75,7 @@ def _score_fields(assessment: dict, scores: list) -> dict[str, Any]:
 
 
 def _verdicts(project: Project) -> Iterator[dict[str, Any]]:
-    for assessment, scores in _scores_by_assessment(project, "llm"):
+    for assessment, scores in _scores_by_assessment(project, LLM):
         record = {"response_id": assessment["response_id"], "judge": assessment["name"],
                   "prompt_version": assessment["prompt_version"]}
         record.update(_score_fields(assessment, scores))
@@ -82,7 +83,7 @@ def _verdicts(project: Project) -> Iterator[dict[str, Any]]:
 
 
 def _grades(project: Project) -> Iterator[dict[str, Any]]:
-    for assessment, scores in _scores_by_assessment(project, "human"):
+    for assessment, scores in _scores_by_assessment(project, HUMAN):
         record = {"response_id": assessment["response_id"], "grader": assessment["name"]}
         record.update(_score_fields(assessment, scores))
         if assessment["rubric"] != COARSE.key:
@@ -114,7 +115,7 @@ def _bloom(project: Project) -> Iterator[dict[str, Any]]:
             "FROM bloom_labels b JOIN raters r ON r.id = b.annotator_id "
             "ORDER BY b.question_id, r.name"):
         record = {"question_id": row["question_id"], "annotator": row["annotator"],
-                  "annotator_kind": "human" if row["kind"] == "human" else "model",
+                  "annotator_kind": HUMAN if row["kind"] == HUMAN else "model",
                   "cognitive": row["cognitive"], "knowledge": row["knowledge"]}
         yield _with_extra(record, row["extra"])
 

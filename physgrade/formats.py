@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Literal, Mapping, overload
 
 from physgrade import taxonomy
 from physgrade.rubric import COARSE, CONCEPTUAL, PREFS, RUBRICS, ScoreError, detect_rubric
@@ -272,6 +272,12 @@ def parse_mapping(pairs: list[str]) -> dict[str, str]:
 
 # -- normalising one record --------------------------------------------------------------------
 
+@overload
+def text_field(record: Record, name: str, required: Literal[True],
+               allow_empty: bool = False) -> str: ...
+@overload
+def text_field(record: Record, name: str, required: bool = False,
+               allow_empty: bool = False) -> str | None: ...
 def text_field(record: Record, name: str, required: bool = False,
                allow_empty: bool = False) -> str | None:
     """A field as text: numbers become text; lists and objects become JSON text."""
@@ -305,6 +311,10 @@ def text_field(record: Record, name: str, required: bool = False,
     return value
 
 
+@overload
+def id_field(record: Record, name: str, required: Literal[True] = True) -> str: ...
+@overload
+def id_field(record: Record, name: str, required: bool) -> str | None: ...
 def id_field(record: Record, name: str, required: bool = True) -> str | None:
     value = text_field(record, name, required)
     return None if value is None else value.strip()

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from physgrade.project import Project
 from physgrade.queries import Question, question
 from physgrade.rubric import Rubric, rubric_for_kind
+from physgrade.scores import is_named_person, is_person
 from physgrade.template import ParsedSolution, from_stored
 
 
@@ -63,15 +64,16 @@ class OtherVerdict:
 def graders(project: Project) -> list[str]:
     """The people who have graded or labelled anything in the project, by name."""
     return [name for (name,) in project.conn.execute(
-        "SELECT name FROM raters WHERE kind = 'human' AND prompt_version = '' ORDER BY name")]
+        f"SELECT r.name FROM raters r WHERE {is_person()} AND r.prompt_version = '' "
+        "ORDER BY r.name")]
 
 
 def my_scores(project: Project, response_id: str, grader: str, rubric: Rubric) -> dict[str, Given]:
     """The scores ``grader`` has given ``response_id`` under ``rubric``, by criterion."""
     return {criterion: Given(value, note) for criterion, value, note in project.conn.execute(
         "SELECT s.criterion, s.value, s.note FROM scores s JOIN raters r ON r.id = s.rater_id "
-        "WHERE r.name = ? AND r.kind = 'human' AND r.prompt_version = '' "
-        "AND s.response_id = ? AND s.rubric = ?", (grader, response_id, rubric.key))}
+        f"WHERE {is_named_person()} AND s.response_id = ? AND s.rubric = ?",
+        (grader, response_id, rubric.key))}
 
 
 def grading_item(project: Project, response_id: str, grader: str) -> GradingItem | None:
@@ -83,6 +85,7 @@ def grading_item(project: Project, response_id: str, grader: str) -> GradingItem
         return None
     question_id, model, text, sections, compliant = row
     asked = question(project, question_id)
+    assert asked is not None, "responses.question_id references questions (id)"
     rubric = rubric_for_kind(asked.kind)
     return GradingItem(response_id, model, text, from_stored(text, sections), bool(compliant),
                        asked, rubric, my_scores(project, response_id, grader, rubric))
@@ -102,7 +105,7 @@ def compare(project: Project, item: GradingItem, grader: str) -> list[OtherVerdi
             "LEFT JOIN assessments a ON a.rater_id = s.rater_id "
             "AND a.response_id = s.response_id AND a.rubric = s.rubric "
             "WHERE s.response_id = ? AND s.rubric = ? "
-            "AND NOT (r.name = ? AND r.kind = 'human' AND r.prompt_version = '') "
+            f"AND NOT ({is_named_person()}) "
             "ORDER BY r.kind, r.name, r.prompt_version",
             (item.response_id, item.rubric.key, grader)):
         verdict = verdicts.setdefault(rater_id, OtherVerdict(name, kind, version, {}, comment))

@@ -21,9 +21,13 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
 from physgrade import formats, taxonomy
+from physgrade.changes import NOTHING, Changes, Kind
 from physgrade.formats import FormatError, ImportErrors, Record
+from physgrade.orphans import die_with
 from physgrade.project import Project, ProjectError, now_iso
 from physgrade.rubric import RUBRICS, rubric_for_kind
+from physgrade.scores import HUMAN, LLM, is_kind, rater_id
+from physgrade.validation import reviews
 from physgrade.tasks import Task
 from physgrade.template import scan
 
@@ -31,6 +35,13 @@ MAX_ERRORS = 20
 #: Template parsing is spread over worker processes only where forking is reliable.
 CAN_FORK = sys.platform == "linux"
 _PROGRESS_EVERY = 2000  # records between progress reports
+#: What importing each kind of file changes, when it adds anything.
+_CHANGES = {"questions": Changes.of(Kind.QUESTIONS, Kind.BLOOM),
+            "responses": Changes.of(Kind.RESPONSES),
+            "verdicts": Changes.of(Kind.SCORES, Kind.RATERS),
+            "grades": Changes.of(Kind.SCORES, Kind.RATERS),
+            "judge_reviews": Changes.of(Kind.REVIEWS, Kind.RATERS),
+            "bloom": Changes.of(Kind.BLOOM, Kind.RATERS)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +59,11 @@ class ImportResult:
                     "nothing to add")
         return (f"{self.file_name}: {self.records} {self.kind} records, {self.added} added, "
                 f"{self.unchanged} already present")
+
+    @property
+    def changes(self) -> Changes:
+        """The kinds of records the import added to (NOTHING when it added none)."""
+        return _CHANGES[self.kind] if self.added else NOTHING
 
 
 @dataclass(slots=True)
@@ -223,7 +239,7 @@ class _Writer:
         try:
             for name, kind, version in entry.raters:
                 if (name, version) not in self._rater_ids:
-                    self._rater_ids[name, version] = self._project.rater_id(name, kind, version)
+                    self._rater_ids[name, version] = rater_id(self._project, name, kind, version)
         except ProjectError as exc:
             self._error(entry.record.error(None, str(exc)))
             return False
@@ -334,17 +350,22 @@ class _SectionParser:
             # Forked workers start at once and need nothing from __main__ (spawned ones re-import
             # it, which breaks callers without a main file). They only run the pure-Python
             # parser, never Qt or SQLite, so forking from the app's worker thread is safe.
+            # They die with this process, even when it is killed (the pool lives in this call).
             self._pool = ProcessPoolExecutor(max(1, os.cpu_count() or 1),
-                                             mp_context=get_context("fork"))
+                                             mp_context=get_context("fork"),
+                                             initializer=die_with, initargs=(os.getpid(),))
         work = _parse_rows(texts) if self._pool is None else self._pool.submit(_parse_rows, texts)
         self._chunks.append((work, rows, columns))
         self._pending = []
 
     def wait(self, ticket: int) -> None:
         """Block until the text with this ticket (and every one before it) is parsed."""
-        while self._done < len(self._chunks) and self._chunks[self._done][1][0].parse_ticket \
-                <= ticket:
+        while self._done < len(self._chunks):
             work, rows, columns = self._chunks[self._done]
+            first = rows[0].parse_ticket
+            assert first is not None  # a row keeps its ticket until its chunk is parsed, below
+            if first > ticket:
+                break
             results = work.result() if isinstance(work, Future) else work
             for row, result in zip(rows, results):
                 row.stamps.update(zip(columns, result))
@@ -403,7 +424,7 @@ class _Context:
         """The prompt version and rubric of the judge verdict a review refers to."""
         rows = self.conn.execute(
             "SELECT r.prompt_version, a.rubric FROM assessments a JOIN raters r ON r.id = "
-            "a.rater_id WHERE r.name = ? AND r.kind = 'llm' AND a.response_id = ?",
+            f"a.rater_id WHERE r.name = ? AND {is_kind(LLM)} AND a.response_id = ?",
             (judge, response_id)).fetchall()
         if version is not None:
             rows = [r for r in rows if r[0] == version]
@@ -534,15 +555,11 @@ def _assessment(record: Record, context: _Context, rater_field: str, rater_kind:
 
 
 def _verdict(record: Record, context: _Context) -> Entry:
-    return _assessment(record, context, "judge", "llm", "verdicts")
+    return _assessment(record, context, "judge", LLM, "verdicts")
 
 
 def _grade(record: Record, context: _Context) -> Entry:
-    return _assessment(record, context, "grader", "human", "grades")
-
-
-_REVIEW_VERDICTS = {"correct": "correct", "0": "correct", "lenient": "lenient", "-1": "lenient",
-                    "strict": "strict", "1": "strict", "+1": "strict"}
+    return _assessment(record, context, "grader", HUMAN, "grades")
 
 
 def _judge_review(record: Record, context: _Context) -> Entry:
@@ -560,16 +577,16 @@ def _judge_review(record: Record, context: _Context) -> Entry:
                                                         f"verdict's {rubric.title} rubric")
         if value is None:
             continue
-        if str(value).strip() not in {"0", "1", "2"}:
-            raise record.error(f"criteria.{criterion}", f"{value!r} is not 2 (agree), 1 (partly) "
-                                                        "or 0 (disagree)")
+        if str(value).strip() not in {str(level) for level in reviews.AGREEMENTS}:
+            raise record.error(f"criteria.{criterion}", f"{value!r} is not "
+                                                        f"{reviews.agreements_text()}")
         checked[criterion] = int(str(value).strip())
     verdict_text = formats.text_field(record, "verdict")
     verdict = None
     if verdict_text is not None:
-        verdict = _REVIEW_VERDICTS.get(verdict_text.strip().lower())
+        verdict = reviews.verdict_of(verdict_text)
         if verdict is None:
-            raise record.error("verdict", f"{verdict_text!r} is not correct, lenient or strict")
+            raise record.error("verdict", f"{verdict_text!r} is not {reviews.verdicts_text()}")
     if not checked and verdict is None:
         raise record.error("criteria", "a review needs criteria, a verdict, or both")
     reviewer_ref, judge_ref = _RaterRef(reviewer, ""), _RaterRef(judge, version)
@@ -580,7 +597,7 @@ def _judge_review(record: Record, context: _Context) -> Entry:
                 {"updated_at": stamp})]
     rows += [Row("judge_review_criteria", {**key, "criterion": c}, {"agreement": v},
                  {"updated_at": stamp}) for c, v in checked.items()]
-    raters = [(reviewer, "human", ""), (judge, "llm", version)]
+    raters = [(reviewer, HUMAN, ""), (judge, LLM, version)]
     return Entry(record, (reviewer, judge, version, response_id), rows, raters)
 
 
@@ -589,9 +606,9 @@ def _bloom(record: Record, context: _Context) -> Entry:
     if question_id not in context.questions:
         raise record.error("question_id", f"no question {question_id!r} in the project")
     annotator = formats.id_field(record, "annotator")
-    kind_text = (formats.text_field(record, "annotator_kind") or "human").strip().lower()
-    annotator_kind = {"human": "human", "person": "human", "expert": "human", "model": "llm",
-                      "llm": "llm"}.get(kind_text)
+    kind_text = (formats.text_field(record, "annotator_kind") or HUMAN).strip().lower()
+    annotator_kind = {HUMAN: HUMAN, "person": HUMAN, "expert": HUMAN, "model": LLM,
+                      LLM: LLM}.get(kind_text)
     if annotator_kind is None:
         raise record.error("annotator_kind", f"{kind_text!r} is not human or model")
     cognitive = formats.vocabulary_field(record, "cognitive", taxonomy.BLOOM_COGNITIVE)

@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass
 
 from physgrade.project import Project
 from physgrade.rubric import RUBRICS
+from physgrade.scores import is_person
 from physgrade.template import ParsedSolution, from_stored
 
 #: Tables counted by :func:`project_info`, with the names users see.
@@ -40,6 +41,8 @@ class ProjectInfo:
     raters: list[RaterInfo]
     compliant_responses: int
     graded_responses: int
+    candidate_pairs: int   # near-duplicate pairs the audits stored
+    decided_pairs: int     # of those, confirmed or rejected by a reviewer
 
     @property
     def graded_share(self) -> float:
@@ -54,7 +57,8 @@ class ProjectInfo:
 
 
 def project_info(project: Project) -> ProjectInfo:
-    """Counts per table, models, topics, raters and the graded share."""
+    """Counts per table, models, topics, raters, the graded share and the duplicate pairs
+    decided."""
     conn = project.conn
     counts = {table: conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
               for table in COUNTED}
@@ -68,20 +72,25 @@ def project_info(project: Project) -> ProjectInfo:
         "SELECT r.name, r.kind, r.prompt_version, (SELECT COUNT(*) FROM assessments a "
         "WHERE a.rater_id = r.id), (SELECT COUNT(*) FROM bloom_labels b WHERE b.annotator_id = "
         "r.id) FROM raters r ORDER BY r.kind, r.name, r.prompt_version")]
+    candidate_pairs, decided_pairs = conn.execute(
+        "SELECT COUNT(*), COUNT(decision) FROM duplicate_pairs").fetchone()
     return ProjectInfo(str(project.path), project.schema_version, counts, models,
                        compliant_by_model, topics, raters, sum(compliant_by_model.values()),
-                       graded_responses(project))
+                       graded_responses(project), candidate_pairs, decided_pairs)
+
+
+def graded_sql() -> str:
+    """The responses some person has scored on every criterion of their rubric, as a query."""
+    sizes = " ".join(f"WHEN '{key}' THEN {len(r.criteria)}" for key, r in RUBRICS.items())
+    return ("SELECT DISTINCT s.response_id FROM scores s "
+            f"JOIN raters r ON r.id = s.rater_id WHERE {is_person()} "
+            "GROUP BY s.rater_id, s.response_id, s.rubric "
+            f"HAVING COUNT(*) = CASE s.rubric {sizes} END")
 
 
 def graded_responses(project: Project) -> int:
     """Responses that some person has scored on every criterion of their rubric."""
-    sizes = " ".join(f"WHEN '{key}' THEN {len(r.criteria)}" for key, r in RUBRICS.items())
-    return project.conn.execute(
-        "SELECT COUNT(DISTINCT response_id) FROM (SELECT s.response_id FROM scores s "
-        "JOIN raters r ON r.id = s.rater_id WHERE r.kind = 'human' "
-        "GROUP BY s.rater_id, s.response_id, s.rubric "
-        f"HAVING COUNT(*) = CASE s.rubric {sizes} END)"
-    ).fetchone()[0]
+    return project.conn.execute(f"SELECT COUNT(*) FROM ({graded_sql()})").fetchone()[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,14 +105,18 @@ class QuestionRow:
     variant_of: str | None
     region: str | None
     responses: int
+    graded: int  # responses some person has graded in full
     preview: str
 
 
 def question_rows(project: Project) -> list[QuestionRow]:
-    """Every question with its response count, in id order."""
+    """Every question with its counts of responses and of graded responses, in id order."""
     return [QuestionRow(*row) for row in project.conn.execute(
+        "WITH graded AS (" + graded_sql() + ") "
         "SELECT q.id, q.kind, q.topic, q.bloom_cognitive, q.bloom_knowledge, q.variant_of, "
         "q.region, (SELECT COUNT(*) FROM responses r WHERE r.question_id = q.id), "
+        "(SELECT COUNT(*) FROM responses r JOIN graded g ON g.response_id = r.id "
+        "WHERE r.question_id = q.id), "
         "substr(q.question, 1, 160) FROM questions q ORDER BY q.id")]
 
 

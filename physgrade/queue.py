@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field, replace
+from typing import Any
 
+from physgrade.changes import Changes
 from physgrade.project import Project, now_iso
 from physgrade.rubric import rubric_for_kind
+from physgrade.scores import HUMAN, ensure_rater, is_named_person, is_person, person_id
 
 #: How far the grader has got with an item.
 GRADED, STARTED, NOT_STARTED = "graded", "started", "not started"
@@ -84,9 +87,10 @@ class QueueFilter:
         """A stored filter; anything unreadable gives the empty filter rather than an error."""
         try:
             data = json.loads(text or "{}")
-            return cls(**{key: frozenset(value) if isinstance(value, list) else str(value)
-                          for key, value in data.items() if key in _FACETS})
-        except (ValueError, TypeError):
+            facets: dict[str, Any] = {key: frozenset(value) if isinstance(value, list) else str(value)
+                                      for key, value in data.items() if key in _FACETS}
+            return cls(**facets)
+        except (ValueError, TypeError, AttributeError):  # AttributeError: JSON but not an object
             return cls()
 
     def with_search(self, project: Project, text: str) -> "QueueFilter":
@@ -103,13 +107,12 @@ def load_queue(project: Project, grader: str) -> list[QueueItem]:
     progress on each."""
     conn = project.conn
     others: set[str] = set()
-    me = conn.execute("SELECT id FROM raters WHERE name = ? AND kind = 'human' "
-                      "AND prompt_version = ''", (grader,)).fetchone()
-    my_id = me[0] if me else -1
+    me = person_id(project, grader)
+    my_id = me if me is not None else -1
     mine = {(response, rubric): count for response, rubric, count in conn.execute(
         "SELECT response_id, rubric, COUNT(*) FROM scores WHERE rater_id = ? "
         "GROUP BY response_id, rubric", (my_id,))}
-    for (other,) in conn.execute("SELECT id FROM raters WHERE kind = 'human' AND id != ?",
+    for (other,) in conn.execute(f"SELECT r.id FROM raters r WHERE {is_person()} AND r.id != ?",
                                  (my_id,)):
         others.update(r for (r,) in conn.execute(
             "SELECT DISTINCT response_id FROM scores WHERE rater_id = ?", (other,)))
@@ -157,17 +160,20 @@ class Position:
 def load_position(project: Project, grader: str) -> Position:
     row = project.conn.execute(
         "SELECT p.response_id, p.filter FROM grader_positions p JOIN raters r ON r.id = p.rater_id "
-        "WHERE r.name = ? AND r.kind = 'human' AND r.prompt_version = ''", (grader,)).fetchone()
+        f"WHERE {is_named_person()}", (grader,)).fetchone()
     return Position(row[0], QueueFilter.from_json(row[1])) if row else Position(None, QueueFilter())
 
 
-def save_position(project: Project, grader: str, position: Position) -> None:
-    """Remember where ``grader`` is, committed at once (the app calls this on every move)."""
+def save_position(project: Project, grader: str, position: Position) -> Changes:
+    """Remember where ``grader`` is, committed at once (the app calls this on every move).
+    This is the grader's own state, which no view shows: the changes name at most the rater
+    made on a first move."""
     with project.transaction():
-        rater = project.rater_id(grader, "human")
+        rater, changes = ensure_rater(project, grader, HUMAN)
         project.conn.execute(
             "INSERT INTO grader_positions (rater_id, response_id, filter, updated_at) "
             "VALUES (?, ?, ?, ?) ON CONFLICT (rater_id) DO UPDATE SET "
             "response_id = excluded.response_id, filter = excluded.filter, "
             "updated_at = excluded.updated_at",
             (rater, position.response_id, position.filter.to_json(), now_iso()))
+    return changes

@@ -9,6 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
+#: The key of the final-answer criterion, the one every graded rubric ends with.
+FINAL_ANSWER = "ANS"
+
 
 @dataclass(frozen=True, slots=True)
 class Criterion:
@@ -21,7 +24,7 @@ class Criterion:
 
     def allowed_values(self, multiple_choice: bool = False) -> tuple[int, ...]:
         """The values a grader may give; a multiple-choice final answer is all or nothing."""
-        if multiple_choice and self.key == "ANS":
+        if multiple_choice and self.key == FINAL_ANSWER:
             return (0, self.maximum)
         return tuple(range(self.maximum + 1))
 
@@ -82,7 +85,7 @@ class Rubric:
         number = int(value)
         allowed = criterion.allowed_values(multiple_choice)
         if number not in allowed:
-            why = " (multiple choice: all or nothing)" if multiple_choice and key == "ANS" else ""
+            why = " (multiple choice: all or nothing)" if multiple_choice and key == FINAL_ANSWER else ""
             raise ScoreError(key, f"{key} = {number} is outside the rubric: {criterion.name} "
                                   f"takes {_values_text(allowed)}{why}")
         return number
@@ -109,7 +112,7 @@ class Rubric:
     def errors(self, scores: Mapping[str, int | None]) -> list[str]:
         """The error categories a set of scores implies: criteria below their maximum."""
         return [c.key for c in self.criteria
-                if scores.get(c.key) is not None and scores[c.key] < c.maximum]
+                if (score := scores.get(c.key)) is not None and score < c.maximum]
 
 
 def _values_text(values: tuple[int, ...]) -> str:
@@ -133,7 +136,7 @@ PREFS = Rubric("prefs", "P-REFS", (
               "Intermediate values and units stay physically consistent throughout."),
     Criterion("COH", "Coherence", "Step-by-step solution", 1,
               "Each step follows from the last, with no leaps or contradictions."),
-    Criterion("ANS", "Final answer", "Final answer", 2,
+    Criterion(FINAL_ANSWER, "Final answer", "Final answer", 2,
               "The final value and unit are right and complete (multiple choice: the exact option)."),
 ))
 
@@ -147,7 +150,7 @@ CONCEPTUAL = Rubric("conceptual", "conceptual", (
               allows_na=True),
     Criterion("COH", "Coherence", "Reasoning", 1,
               "The explanation hangs together without gaps or contradictions."),
-    Criterion("ANS", "Final answer", "Final answer", 1,
+    Criterion(FINAL_ANSWER, "Final answer", "Final answer", 1,
               "Exactly the right option; several or ambiguous options score 0."),
 ))
 

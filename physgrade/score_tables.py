@@ -17,7 +17,8 @@ import pandas as pd
 
 from physgrade.project import Project
 from physgrade.report.options import HUMAN_CONSENSUS, ReportFilter, rater_label
-from physgrade.rubric import CONCEPTUAL, PREFS, RUBRICS, Rubric
+from physgrade.rubric import CONCEPTUAL, FINAL_ANSWER, PREFS, RUBRICS, Rubric
+from physgrade.scores import HUMAN
 from physgrade.tasks import Task
 
 #: The rubrics a sheet covers (the first study's coarse verdicts are not rubric grades).
@@ -81,7 +82,7 @@ def load(project: Project, report_filter: ReportFilter = ReportFilter(),
 
     raters = pd.read_sql_query("SELECT id, name, kind, prompt_version FROM raters", project.conn)
     raters["label"] = [rater_label(n, v) for n, v in zip(raters["name"], raters["prompt_version"])]
-    people = raters["kind"] == "human"
+    people = raters["kind"] == HUMAN
     wanted = pd.Series(True, index=raters.index)
     if report_filter.graders:
         wanted &= ~people | raters["label"].isin(report_filter.graders)
@@ -105,11 +106,11 @@ def load(project: Project, report_filter: ReportFilter = ReportFilter(),
         "criterion": scores["criterion"].to_numpy(), "value": scores["value"].to_numpy()})
     present = set(scores["rater"].unique())
     judges = sorted(label for label, kind in zip(raters["label"], raters["kind"])
-                    if kind != "human" and label in present)
+                    if kind != HUMAN and label in present)
     graders = sorted(label for label, kind in zip(raters["label"], raters["kind"])
-                     if kind == "human" and label in present)
+                     if kind == HUMAN and label in present)
     task.report(0, None, "merging people's grades")
-    scores = pd.concat([scores, consensus(scores[scores["rater_kind"] == "human"])],
+    scores = pd.concat([scores, consensus(scores[scores["rater_kind"] == HUMAN])],
                        ignore_index=True)
     # Few distinct values in a million rows: categories make every comparison cheap.
     for column in ("rater", "rater_kind", "rubric", "criterion"):
@@ -169,7 +170,7 @@ def sheet(data: ScoreData, rater: str) -> pd.DataFrame:
         scored = wide.notna()
         wide["score"] = wide.sum(axis=1, min_count=0)
         wide["possible"] = scored.mul(maxima).sum(axis=1)
-        wide["final_correct"] = wide["ANS"] == maxima["ANS"]
+        wide["final_correct"] = wide[FINAL_ANSWER] == maxima[FINAL_ANSWER]
         wide["fully_correct"] = (wide[list(rubric.keys)].ge(maxima) | ~scored).all(axis=1)
         wide["rubric"] = rubric.key
         parts.append(wide)

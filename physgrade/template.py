@@ -189,8 +189,8 @@ _STEP_NUMBER = re.compile(r"(?i:step)[ \t]*(\d*)|(\d+)")  # in a step label, or 
 # machines (every field goes through object.__setattr__); a parse builds ~30 spans, so that alone
 # would take half the time budget. Filling the slots directly builds equal objects in half the time.
 _new = object.__new__
-_set_start = Span.start.__set__  # type: ignore[attr-defined]
-_set_end = Span.end.__set__  # type: ignore[attr-defined]
+_set_start = Span.__dict__["start"].__set__  # the slots' member descriptors
+_set_end = Span.__dict__["end"].__set__
 
 
 def _span(text: str, start: int, end: int) -> Span:

@@ -1,4 +1,8 @@
-"""Shared fixtures: real project files in a temporary folder, and the bundled demo data."""
+"""Shared fixtures: real project files in a temporary folder, and the bundled demo data.
+
+Tests write only under pytest's temporary folder: :func:`pytest_configure` points the home and
+every per-user folder there for the whole session (see its notes).
+"""
 
 from __future__ import annotations
 
@@ -14,6 +18,36 @@ from physgrade.project import Project
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))  # the synthetic corpus generator
+#: This session's own folder (home, caches, temporary files, screenshots), under pytest's.
+SESSION = Path()
+
+
+@pytest.hookimpl(trylast=True)  # after pytest's own set-up, which makes its temporary folder
+def pytest_configure(config: pytest.Config) -> None:
+    """Before any test module is imported, point the home folder, the XDG folders, matplotlib's
+    and torch's folders and (for child processes) TMPDIR into the session's folder. What would
+    otherwise land in the user's home or in /tmp: the app's settings (QSettings), Qt's, Mesa's
+    and QtWebEngine's caches, the embedding model unpacked and exported by
+    physgrade.dedup.models (once per session here), ONNX Runtime's telemetry folder,
+    matplotlib's font list, torch's ``torchinductor_<user>`` folder, and what killed commands
+    leave in TMPDIR. Child processes inherit all of it."""
+    global SESSION
+    SESSION = config._tmp_path_factory.mktemp("session", numbered=False)
+    home = SESSION / "home"
+    folders = {"HOME": home, "XDG_CONFIG_HOME": home / ".config",
+               "XDG_CACHE_HOME": home / ".cache", "XDG_DATA_HOME": home / ".local" / "share",
+               "XDG_STATE_HOME": home / ".local" / "state",
+               "MPLCONFIGDIR": home / ".config" / "matplotlib",
+               "TORCHINDUCTOR_CACHE_DIR": SESSION / "tmp" / "torchinductor",
+               "TMPDIR": SESSION / "tmp"}
+    for name, folder in folders.items():
+        folder.mkdir(parents=True, exist_ok=True)
+        os.environ[name] = str(folder)
+    # TMPDIR is for child processes: this one keeps /tmp (pytest has read it already) for what
+    # it cleans up itself at exit, after pytest's own folder may be gone.
+    # The suite imports ONNX Runtime itself (tests/test_dedup.py); physgrade turns its telemetry
+    # off in physgrade.dedup.engine.runtime, which tests/test_telemetry.py checks without this.
+    os.environ["ORT_DISABLE_TELEMETRY"] = "1"
 
 
 @pytest.fixture
@@ -168,19 +202,21 @@ def errors(monkeypatch) -> list[str]:
     shown: list[str] = []
     monkeypatch.setattr(QMessageBox, "critical",
                         lambda parent, title, text, *args: shown.append(text))
+    # The app's one error path (physgrade_ui.operations) opens its boxes without blocking.
+    monkeypatch.setattr(QMessageBox, "open", lambda box: shown.append(box.text()))
     return shown
 
 
 def shot(widget, name: str) -> None:
-    """Save a screenshot of ``widget`` as ``name`` in the folder PHYSGRADE_SHOTS names, if it
-    names one (for looking at a page; the screenshots in docs/ are copied from there)."""
-    folder = os.environ.get("PHYSGRADE_SHOTS")
-    if folder:
-        from PySide6.QtWidgets import QApplication  # here: core tests run without Qt
+    """Save a screenshot of ``widget`` as ``name`` in the folder PHYSGRADE_SHOTS names (for
+    looking at a page; the screenshots in docs/ are copied from there), else in the session's
+    temporary folder: either way the widget must render."""
+    from PySide6.QtWidgets import QApplication  # here: core tests run without Qt
 
-        QApplication.processEvents()  # the layouts settle first
-        Path(folder).mkdir(parents=True, exist_ok=True)
-        assert widget.grab().save(str(Path(folder) / name))
+    folder = Path(os.environ.get("PHYSGRADE_SHOTS") or SESSION / "shots")
+    QApplication.processEvents()  # the layouts settle first
+    folder.mkdir(parents=True, exist_ok=True)
+    assert widget.grab().save(str(folder / name))
 
 
 def press(qtbot, window, *keys) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import threading
 from pathlib import Path
 
@@ -13,7 +12,7 @@ pytest.importorskip("pytestqt")
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from conftest import question, response, write_jsonl  # noqa: E402
+from conftest import question, response, shot, write_jsonl  # noqa: E402
 from physgrade.answers.outcome import Check, Outcome, Settings  # noqa: E402
 from physgrade.answers.sandbox import Checker  # noqa: E402
 from physgrade.answers.verify import store  # noqa: E402
@@ -111,14 +110,6 @@ def human_scores(path: Path, response_id: str) -> dict[str, int | None]:
         return dict(project.conn.execute(
             "SELECT s.criterion, s.value FROM scores s JOIN raters t ON t.id = s.rater_id "
             "WHERE t.kind = 'human' AND s.response_id = ?", (response_id,)).fetchall())
-
-
-def shot(window: MainWindow, name: str) -> None:
-    """Save a screenshot when PHYSGRADE_SHOTS names a folder (for looking at the hint)."""
-    folder = os.environ.get("PHYSGRADE_SHOTS")
-    if folder:
-        Path(folder).mkdir(parents=True, exist_ok=True)
-        assert window.grab().save(str(Path(folder) / name))
 
 
 def test_a_live_check_runs_off_the_gui_thread_and_shows_its_outcome_and_reason(
@@ -261,10 +252,14 @@ def test_switching_project_during_a_check_shows_the_new_projects_result(
     window = open_window(qtbot, graded.path)
     show(qtbot, window, "r-1")
     assert hint_of(window).line == "Rules: checking…"
-    assert window.open_project(demo)     # the old project closes while its check is under way
+    # The old project closes while its check is under way: closing waits for the check (which
+    # the checker's time limit bounds), here held back a moment longer.
+    release = threading.Timer(0.3, gated.gate.set)
+    release.start()
+    assert window.open_project(demo)
+    release.join()
     shown = window.grading.item.response_id
     assert hint_of(window).line == "Rules: checking…"
-    gated.gate.set()
     qtbot.waitUntil(lambda: window.grading.hints.checks.keys() == {shown}, timeout=WAIT_MS)
     assert hint_of(window).line.startswith("Rules: ") and "checking" not in hint_of(window).line
     assert "r-1" not in window.grading.hints.checks  # the old project's result is dropped

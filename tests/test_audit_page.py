@@ -4,6 +4,7 @@ through a fresh connection."""
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from PySide6.QtWidgets import (QAbstractButton, QApplication, QComboBox,  # noqa
 from conftest import page_dom, press, shot  # noqa: E402
 from physgrade.project import Project  # noqa: E402
 from physgrade.validation import sampling, session  # noqa: E402
+from physgrade.validation.reviews import set_review_agreement, set_review_verdict  # noqa: E402
 from physgrade_ui import audit  # noqa: E402
 from physgrade_ui.audit import AuditPage, NewSampleDialog  # noqa: E402
 from physgrade_ui.main_window import MainWindow  # noqa: E402
@@ -282,8 +284,8 @@ def test_finishing_the_sample_says_so(window: MainWindow, drawn: AuditPage, qtbo
             continue
         view = session.verdict_view(project, item, reviewer)
         for key in view.scores:
-            project.set_review_agreement(reviewer, item.judge_id, item.response_id, key, 2)
-        project.set_review_verdict(reviewer, item.judge_id, item.response_id, "correct")
+            set_review_agreement(project, reviewer, item.judge_id, item.response_id, key, 2)
+        set_review_verdict(project, reviewer, item.judge_id, item.response_id, "correct")
     press(qtbot, window, *["2"] * len(page.view.scores), "C")
     total = len(page.items)
     assert page.progress_text.text() == f"{total} of {total} verdicts reviewed"
@@ -315,3 +317,24 @@ def test_screenshot(window: MainWindow, drawn: AuditPage, qtbot) -> None:
     qtbot.waitUntil(lambda: page.items[page.index].response_id in page_dom(qtbot, page.reader))
     qtbot.wait(200)
     shot(window, "audit-page.png")
+
+
+def test_a_review_saved_elsewhere_keeps_the_verdict_on_show(window: MainWindow, drawn: AuditPage,
+                                                            qtbot) -> None:
+    """A change broadcast by the window's operations (here: another verdict reviewed) updates
+    the progress; the sample, the verdict and the criterion on show stay."""
+    page = drawn
+    press(qtbot, window, Qt.Key.Key_Down)
+    shown, current = page.items[page.index], page.panel.current
+    done, total = session.progress(window.project, page.current_sample_id(), REVIEWER)
+    other = next(item for item in page.items if item != shown)
+    for key in session.verdict_view(window.project, other, REVIEWER).scores:
+        assert window.ops.write(partial(set_review_agreement, reviewer=REVIEWER,
+                                        judge_id=other.judge_id, response_id=other.response_id,
+                                        criterion=key, agreement=1))
+    assert window.ops.write(partial(set_review_verdict, reviewer=REVIEWER,
+                                    judge_id=other.judge_id, response_id=other.response_id,
+                                    verdict="strict"))
+    assert page.progress_text.text() == f"{done + 1} of {total} verdicts reviewed"
+    assert page.items[page.index] == shown and page.panel.current == current
+    assert page.sample.currentText() == "Pilot"

@@ -21,9 +21,11 @@ from physgrade.annotation.figures import (FINAL, HUMAN_HUMAN, HUMAN_MODEL, bloom
                                           cognitive_by_topic, comparisons, distribution,
                                           has_labels)
 from physgrade.annotation.session import BloomItem, Label
+from physgrade.changes import Changes, Kind
 from physgrade.cli import main
 from physgrade.importer import import_file
 from physgrade.project import Project, ProjectError, migrations
+from physgrade.annotation.labels import bloom_adjudication, set_bloom_final, set_bloom_label
 from physgrade.report.build import build_report
 from physgrade.report.options import ReportFilter, ReportOptions
 from physgrade.report.writers import write_report
@@ -182,9 +184,9 @@ def test_queue_filters(project: Project, tmp_path: Path) -> None:
     _questions(tmp_path, project)
     assert session.queue(project, "ana") == IDS
     assert session.queue(project, "ana", "all", "Optics") == IDS[4:]
-    project.set_bloom_label("q-1", "ana", "Apply", "Procedural")
-    project.set_bloom_label("q-5", "ana", "Remember", None)       # half a label: still to do
-    project.set_bloom_label("q-2", "sage", "Apply", "Factual", kind="llm", prompt_version="v1")
+    set_bloom_label(project, "q-1", "ana", "Apply", "Procedural")
+    set_bloom_label(project, "q-5", "ana", "Remember", None)       # half a label: still to do
+    set_bloom_label(project, "q-2", "sage", "Apply", "Factual", kind="llm", prompt_version="v1")
     assert session.queue(project, "ana") == [q for q in IDS if q != "q-1"]
     assert session.queue(project, "ana", "unlabelled", "Mechanics") == ["q-2", "q-3", "q-4"]
     assert session.queue(project, "ben") == IDS
@@ -192,13 +194,13 @@ def test_queue_filters(project: Project, tmp_path: Path) -> None:
     assert session.labelled_count(project, "nobody") == 0
     assert session.queue(project, "ana", "all") == IDS
     assert session.queue(project, "ana", "disagreements") == []
-    project.set_bloom_label("q-1", "ben", "Apply", "Conceptual")   # differs on knowledge only
-    project.set_bloom_label("q-5", "ben", "Analyze", "Factual")    # ana's is incomplete
-    project.set_bloom_label("q-6", "ben", "Apply", "Procedural")
-    project.set_bloom_label("q-6", "ana", "Apply", "Procedural")   # agree
+    set_bloom_label(project, "q-1", "ben", "Apply", "Conceptual")   # differs on knowledge only
+    set_bloom_label(project, "q-5", "ben", "Analyze", "Factual")    # ana's is incomplete
+    set_bloom_label(project, "q-6", "ben", "Apply", "Procedural")
+    set_bloom_label(project, "q-6", "ana", "Apply", "Procedural")   # agree
     assert session.queue(project, "ana", "disagreements") == ["q-1"]
     assert session.queue(project, "ben", "disagreements", "Optics") == []
-    project.set_bloom_label("q-6", "cleo", "Understand", "Procedural")
+    set_bloom_label(project, "q-6", "cleo", "Understand", "Procedural")
     assert session.queue(project, "cleo", "disagreements") == ["q-1", "q-6"]
     with pytest.raises(ValueError, match="unlabelled"):
         session.queue(project, "ana", "mine")
@@ -207,7 +209,7 @@ def test_queue_filters(project: Project, tmp_path: Path) -> None:
 def test_lists_and_item(labelled: Project) -> None:
     assert session.annotators(labelled) == ["ana", "ben"]
     assert session.suggesters(labelled) == ["sage"]
-    labelled.set_bloom_label("q-1", "sage", "Create", "Metacognitive", kind="llm",
+    set_bloom_label(labelled, "q-1", "sage", "Create", "Metacognitive", kind="llm",
                              prompt_version="bloom-v2", extra={"rationale": "designs"})
     assert session.suggesters(labelled) == ["sage", "sage [bloom-v2]"]
     assert session.topics(labelled) == ["Mechanics", "Optics"]
@@ -241,39 +243,39 @@ def test_final_label_rule(project: Project, tmp_path: Path) -> None:
     _questions(tmp_path, project)
     path = project.path
     # A model's label never changes the final label.
-    project.set_bloom_label("q-1", "sage", "Create", "Factual", kind="llm", prompt_version="v1")
+    set_bloom_label(project, "q-1", "sage", "Create", "Factual", kind="llm", prompt_version="v1")
     assert final(project, "q-1") == ("Apply", "Procedural")
     assert adjudication.source(project, "q-1") == "imported"
     # One person: their complete label is the consensus; a half label is not.
-    project.set_bloom_label("q-1", "ana", "Remember", None)
+    set_bloom_label(project, "q-1", "ana", "Remember", None)
     assert final(project, "q-1") == ("Apply", "Procedural")
-    project.set_bloom_label("q-1", "ana", "Remember", "Factual")
+    set_bloom_label(project, "q-1", "ana", "Remember", "Factual")
     assert final(project, "q-1") == ("Remember", "Factual")
     assert adjudication.source(project, "q-1") == "consensus"
     # Two people who agree.
-    project.set_bloom_label("q-1", "ben", "Remember", "Factual")
+    set_bloom_label(project, "q-1", "ben", "Remember", "Factual")
     assert final(project, "q-1") == ("Remember", "Factual")
     # They disagree: the imported label comes back (it was kept when first replaced).
-    project.set_bloom_label("q-1", "ben", "Understand", "Factual")
+    set_bloom_label(project, "q-1", "ben", "Understand", "Factual")
     assert final(project, "q-1") == ("Apply", "Procedural")
     assert adjudication.imported_label(project, "q-1") == ("Apply", "Procedural")
     assert adjudication.source(project, "q-1") == "imported"
     assert session.queue(project, "ana", "disagreements") == ["q-1"]
     # Adjudication wins and takes the question out of the disagreements queue.
-    project.set_bloom_final("q-1", "Understand", "Conceptual", "dora")
+    set_bloom_final(project, "q-1", "Understand", "Conceptual", "dora")
     assert final(project, "q-1") == ("Understand", "Conceptual")
     assert session.queue(project, "ana", "disagreements") == []
-    project.set_bloom_label("q-1", "ana", "Understand", "Factual")   # people agree now...
+    set_bloom_label(project, "q-1", "ana", "Understand", "Factual")   # people agree now...
     assert final(project, "q-1") == ("Understand", "Conceptual")     # ...the decision stands
     project.close()
 
     with Project.open(path) as reopened:
         assert final(reopened, "q-1") == ("Understand", "Conceptual")
         assert session.item(reopened, "q-1", "ana", None).adjudicated
-        assert reopened.bloom_adjudication("q-1")[:3] == ("Understand", "Conceptual", "dora")
+        assert bloom_adjudication(reopened, "q-1")[:3] == ("Understand", "Conceptual", "dora")
         # Withdrawing the decision: back to the people's consensus.
-        reopened.set_bloom_final("q-1", None, None, "dora")
-        assert reopened.bloom_adjudication("q-1") is None
+        set_bloom_final(reopened, "q-1", None, None, "dora")
+        assert bloom_adjudication(reopened, "q-1") is None
         assert final(reopened, "q-1") == ("Understand", "Factual")
         # Untouched questions keep their imported label, and nothing was kept for them.
         assert final(reopened, "q-2") == ("Apply", "Procedural")
@@ -291,7 +293,8 @@ def test_refresh_repairs_a_hand_edit(labelled: Project) -> None:
     labelled.conn.execute("UPDATE questions SET bloom_cognitive = 'Create' WHERE id IN "
                           "('q-1', 'q-4')")
     with labelled.transaction():
-        adjudication.refresh(labelled, ["q-1", "q-4", "q-missing"])
+        changed = adjudication.refresh(labelled, ["q-1", "q-4", "q-missing", "q-1"])
+    assert changed == Changes.of(Kind.BLOOM, questions=["q-1", "q-4", "q-missing"])
     assert final(labelled, "q-1") == ("Remember", "Factual")
     # q-4's imported label was kept when the edit replaced it, so it comes back too.
     assert final(labelled, "q-4") == ("Apply", "Procedural")
@@ -300,15 +303,15 @@ def test_refresh_repairs_a_hand_edit(labelled: Project) -> None:
 
 def test_set_bloom_final_refuses(labelled: Project) -> None:
     with pytest.raises(ScoreError):
-        labelled.set_bloom_final("q-4", "Applying!", "Procedural", "dora")
+        set_bloom_final(labelled, "q-4", "Applying!", "Procedural", "dora")
     with pytest.raises(ScoreError):
-        labelled.set_bloom_final("q-4", "Apply", "Skills", "dora")
+        set_bloom_final(labelled, "q-4", "Apply", "Skills", "dora")
     with pytest.raises(ScoreError):
-        labelled.set_bloom_final("q-4", "Apply", None, "dora")
+        set_bloom_final(labelled, "q-4", "Apply", None, "dora")
     with pytest.raises(ProjectError):
-        labelled.set_bloom_final("q-4", "Apply", "Procedural", " ")
+        set_bloom_final(labelled, "q-4", "Apply", "Procedural", " ")
     with pytest.raises(ProjectError):
-        labelled.set_bloom_final("q-99", "Apply", "Procedural", "dora")
+        set_bloom_final(labelled, "q-99", "Apply", "Procedural", "dora")
     assert labelled.conn.execute("SELECT count(*) FROM bloom_adjudications").fetchone()[0] == 0
 
 
@@ -330,7 +333,7 @@ def test_migration_from_schema_5(tmp_path: Path) -> None:
         assert final(project, "q-1") == ("Remember", "Factual")    # consensus applied
         assert final(project, "q-4") == ("Apply", "Procedural")    # disagreement: imported
         assert adjudication.imported_label(project, "q-1") == ("Apply", "Procedural")
-        project.set_bloom_final("q-4", "Analyze", "Procedural", "dora")
+        set_bloom_final(project, "q-4", "Analyze", "Procedural", "dora")
         assert final(project, "q-4") == ("Analyze", "Procedural")
 
 
@@ -341,7 +344,7 @@ def test_section_only_with_labels(project: Project, tmp_path: Path) -> None:
     _questions(tmp_path, project)
     assert not has_labels(project)
     assert bloom_section(project, 5) is None
-    project.set_bloom_label("q-1", "ana", "Apply", "Procedural")
+    set_bloom_label(project, "q-1", "ana", "Apply", "Procedural")
     section = bloom_section(project, 5)
     assert section is not None and section.title == "5. Bloom's taxonomy labels"
     assert next(t for t in section.tables if t.name == "bloom_agreement").rows == []
@@ -387,3 +390,15 @@ def test_bloom_report_command_without_labels(project: Project, tmp_path: Path,
     _questions(tmp_path, project)
     assert main(["bloom-report", str(project.path), "--out", str(tmp_path / "none")]) == 1
     assert "nobody has given a Bloom label" in capsys.readouterr().err
+
+
+def test_label_writes_say_what_they_changed(project: Project, tmp_path: Path) -> None:
+    _questions(tmp_path, project)
+    on_q1 = Changes.of(Kind.BLOOM, questions=["q-1"])
+    made = Changes.of(Kind.BLOOM, Kind.RATERS, questions=["q-1"])
+    assert set_bloom_label(project, "q-1", "ana", "Apply", None) == made
+    assert set_bloom_label(project, "q-1", "ana", "Apply", "Procedural") == on_q1
+    assert set_bloom_label(project, "q-1", "sage", "Apply", "Factual", kind="llm",
+                           prompt_version="v1") == made
+    assert set_bloom_final(project, "q-1", "Analyze", "Conceptual", "dora") == on_q1
+    assert set_bloom_final(project, "q-1", None, None, "dora") == on_q1

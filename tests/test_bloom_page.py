@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (QAbstractButton, QApplication, QComboBox, QLabel,
                                QWidget)
 
 from conftest import press, shot, page_text  # noqa: E402
+from physgrade.annotation.labels import set_bloom_label  # noqa: E402
 from physgrade.project import Project  # noqa: E402
 from physgrade_ui.bloom import BloomPage  # noqa: E402
 from physgrade_ui.main_window import MainWindow  # noqa: E402
@@ -85,9 +86,9 @@ def suggested(page: BloomPage) -> list[str]:
 @pytest.fixture
 def with_rationale(window: MainWindow) -> MainWindow:
     """The demo with the tagger's reason for its label of q-0001."""
-    window.project.set_bloom_label("q-0001", TAGGER, "Apply", "Procedural", kind="llm",
+    set_bloom_label(window.project, "q-0001", TAGGER, "Apply", "Procedural", kind="llm",
                                    extra={"rationale": RATIONALE})
-    window.project.set_bloom_label("q-0005", TAGGER, "Apply", "Procedural", kind="llm",
+    set_bloom_label(window.project, "q-0005", TAGGER, "Apply", "Procedural", kind="llm",
                                    extra={"rationale": "Constant acceleration from rest: the "
                                           "kinematics equations applied to the given values."})
     window.refresh()
@@ -259,3 +260,16 @@ def test_the_empty_states_and_the_help_overlay(window: MainWindow, qtbot) -> Non
     assert page.empty_title.text() == "No questions yet"
     assert "import questions" in page.empty_text.text()
     assert not page.empty_button.isVisible()
+
+
+def test_labelling_keeps_the_filters_and_the_suggestion_source(window: MainWindow, demo: Path,
+                                                                qtbot) -> None:
+    page = show_bloom(window, qtbot)
+    choose(page, page.topic, "Optics")
+    choose(page, page.source, None)   # no suggestions, chosen on purpose
+    first = page.item.question_id
+    press(qtbot, window, "3", "q")
+    assert stored(demo) == {first: ("Apply", "Factual")}
+    assert page.topic.currentData() == "Optics" and page.suggester is None
+    assert page.position.text() == "2 of 5" and page.item.question_id != first
+    assert page.stats.text().startswith("1 labelled this session")

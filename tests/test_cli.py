@@ -1,15 +1,22 @@
 """The command line as users and scripts call it: real processes, exit codes, stderr."""
 
+import importlib.metadata
 import json
 import shutil
 import subprocess
 import sys
+from importlib.metadata import EntryPoint, entry_points
+from pathlib import Path
 
 import pytest
 
+import physgrade as physgrade_core
 import physgrade.demo as demo
+from cancelling import CANCELLED, cancel_when
 from conftest import question, response, write_jsonl
-from physgrade.project import ProjectError
+from physgrade import cli
+from physgrade.cli import main
+from physgrade.project import Project, ProjectError
 
 
 def physgrade(*args, check=True):
@@ -96,3 +103,81 @@ def test_demo_explains_when_the_bundled_data_changed(tmp_path, monkeypatch):
     monkeypatch.setattr(demo, "demo_data_dir", lambda: changed)
     with pytest.raises(ProjectError, match="delete that file to start afresh"):
         demo.build_demo(db)
+
+
+def test_an_interrupted_demo_says_which_imports_it_kept(tmp_path, monkeypatch, capsys):
+    db = tmp_path / "demo.physgrade"
+    readings = []
+
+    def third_import(done, total, stage):  # each import of the demo starts by "reading"
+        readings.append(stage == "reading")
+        return sum(readings) == 3
+
+    with monkeypatch.context() as patch:
+        cancel_when(patch, third_import)
+        assert main(["demo", "--db", str(db), "--no-gui"]) == 130
+    with Project.open(db) as project:
+        kept = {table: project.conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+                for table in ("questions", "responses", "assessments")}
+    assert kept["questions"] > 0 and kept["responses"] > 0 and kept["assessments"] == 0
+    assert capsys.readouterr().err == (
+        f"{CANCELLED}{kept['questions']} questions, {kept['responses']} responses added to the "
+        f"demo project at {db} (run physgrade demo again to finish it)\n")
+
+    assert main(["demo", "--db", str(db), "--no-gui"]) == 0
+    fresh = tmp_path / "fresh.physgrade"
+    demo.build_demo(fresh)
+    assert json.loads(physgrade("info", db, "--json").stdout)["counts"] == \
+        json.loads(physgrade("info", fresh, "--json").stdout)["counts"]
+
+
+def test_an_interrupted_import_changed_nothing(tmp_path, monkeypatch, capsys):
+    db = tmp_path / "study.physgrade"
+    Project.create(db).close()
+    q = write_jsonl(tmp_path / "q.jsonl", [question(), question("q-2")])
+    cancel_when(monkeypatch, lambda done, total, stage: stage == "writing")
+    assert main(["import", str(db), str(q), "--kind", "questions"]) == 130
+    assert capsys.readouterr().err == "physgrade: cancelled, nothing changed\n"
+    with Project.open(db) as project:
+        assert project.conn.execute("SELECT count(*) FROM questions").fetchone()[0] == 0
+
+
+def test_the_core_never_names_the_desktop_app():
+    """Not even lazily: ``gui`` and ``demo`` find the app through its entry point."""
+    core = Path(physgrade_core.__file__).parent
+    naming = [path for path in core.rglob("*") if path.is_file() and "__pycache__" not in
+              path.parts and b"physgrade_ui" in path.read_bytes()]
+    assert naming == []
+
+
+def test_the_desktop_app_is_found_through_its_entry_point():
+    [point] = entry_points(group=cli.APP_ENTRY_POINTS, name="gui")
+    assert point.value == "physgrade_ui.app:run"
+    from physgrade_ui.app import run
+    assert cli.desktop_app() is run
+
+
+def test_without_the_desktop_app_gui_and_demo_say_so(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda **selection: ())
+    assert main(["gui"]) == 1
+    assert capsys.readouterr().err == (
+        "physgrade: the desktop app is not installed (no 'gui' entry point in the group "
+        "'physgrade.app'); install physgrade with its desktop app, or use the other commands\n")
+    assert main(["demo", "--db", str(tmp_path / "demo.physgrade")]) == 1  # built, not opened
+    captured = capsys.readouterr()
+    assert "demo project:" in captured.out and "desktop app is not installed" in captured.err
+    broken = EntryPoint("gui", "no_such_desktop_app:run", cli.APP_ENTRY_POINTS)
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda **selection: (broken,))
+    assert main(["gui"]) == 1
+    assert capsys.readouterr().err == ("physgrade: the desktop app cannot start: No module "
+                                       "named 'no_such_desktop_app'\n")
+
+
+def test_without_a_display_gui_says_so_before_loading_the_app(monkeypatch, capsys):
+    for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(sys, "platform", "linux")
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda **selection: 1 / 0)
+    assert main(["gui"]) == 1
+    assert "no display to open the app on (DISPLAY is not set)" in capsys.readouterr().err

@@ -40,6 +40,8 @@ from physgrade.judge.purposes import run_plan
 from physgrade.judge.scope import Scope
 from physgrade.judge.tools import DuplicateLabel
 from physgrade.project import Project, ProjectError, migrations
+from physgrade.changes import NOTHING, Changes, Kind
+from physgrade.dedup.pairs import set_duplicate_decision
 
 MODEL = "claude-haiku-4-5"
 #: The demo's planted near-duplicates (see resources/demo/README.md).
@@ -573,8 +575,11 @@ def test_a_text_is_embedded_once_per_model(project, embedder):
 def test_embed_project_counts_new_texts_and_a_second_run_embeds_nothing(demo, embedder):
     with Project.open(demo) as project:
         counting = Counting(embedder)
-        assert embed_project(project, counting) == (42, 42)
-        assert embed_project(project, counting) == (42, 0)
+        first = embed_project(project, counting)
+        assert first == (42, 42) and first.changes == Changes.of(Kind.EMBEDDINGS)
+        again = embed_project(project, counting)
+        assert again == (42, 0) and (again.questions, again.embedded) == (42, 0)
+        assert again.changes == NOTHING
         assert len(counting.calls) == 1 and len(counting.calls[0]) == 42
 
 
@@ -692,7 +697,7 @@ def test_pairs_can_be_narrowed_by_stage_label_and_decision(audited):
     cosines = [p.cosine for p in pairs.stored_pairs(audited)]
     assert cosines == sorted(cosines, reverse=True)
     pair = everything["q-0017", "q-0104"]
-    audited.set_duplicate_decision(pair.id, "expert-1", "confirmed")
+    set_duplicate_decision(audited, pair.id, "expert-1", "confirmed")
     duplicates.store(audited, MODEL, "v1", str(everything["q-0022", "q-0106"].id),
                      Outcome(DuplicateLabel("same_topic", "another harmonic"), "{}"))
     assert set(by_pair(audited, decision="confirmed")) == {("q-0017", "q-0104")}
@@ -702,20 +707,33 @@ def test_pairs_can_be_narrowed_by_stage_label_and_decision(audited):
     assert by_pair(audited, source="/elsewhere") == {}
 
 
+def test_decisions_and_labels_say_what_they_changed(audited):
+    pair = by_pair(audited)["q-0005", "q-0101"]
+    on_pair = Changes.of(Kind.PAIRS, questions=["q-0005", "q-0101"])
+    assert pairs.DECISIONS == (pairs.CONFIRMED, pairs.REJECTED) == ("confirmed", "rejected")
+    assert set_duplicate_decision(audited, pair.id, "expert-1", pairs.CONFIRMED) == on_pair
+    assert set_duplicate_decision(audited, pair.id, "expert-1", None) == on_pair
+    assert duplicates.store(audited, MODEL, "v1", str(pair.id), Outcome(
+        DuplicateLabel("same_topic", "another harmonic"), "{}")) == on_pair
+    assert duplicates.store(audited, MODEL, "v1", str(pair.id), Outcome(None, "{}")) == NOTHING
+    assert duplicates.store(audited, MODEL, "v1", "987654", Outcome(
+        DuplicateLabel("same_topic", "gone"), "{}")) == NOTHING
+
+
 def test_decisions_are_checked_and_can_be_withdrawn(audited):
     pair = by_pair(audited)["q-0005", "q-0101"]
     with pytest.raises(ProjectError, match="'confirmed' or 'rejected', not 'maybe'"):
-        audited.set_duplicate_decision(pair.id, "expert-1", "maybe")
+        set_duplicate_decision(audited, pair.id, "expert-1", "maybe")
     with pytest.raises(ProjectError, match="reviewer's name"):
-        audited.set_duplicate_decision(pair.id, "  ", "confirmed")
+        set_duplicate_decision(audited, pair.id, "  ", "confirmed")
     with pytest.raises(ProjectError, match="no candidate pair 987654"):
-        audited.set_duplicate_decision(987654, "expert-1", "confirmed")
-    audited.set_duplicate_decision(pair.id, "expert-1", "rejected")
+        set_duplicate_decision(audited, 987654, "expert-1", "confirmed")
+    set_duplicate_decision(audited, pair.id, "expert-1", "rejected")
     decided = by_pair(audited)["q-0005", "q-0101"]
     assert (decided.decision, decided.decided_by) == ("rejected", "expert-1")
     assert audited.conn.execute("SELECT decided_at FROM duplicate_pairs WHERE id = ?",
                                 (pair.id,)).fetchone()[0]
-    audited.set_duplicate_decision(pair.id, "expert-1", None)
+    set_duplicate_decision(audited, pair.id, "expert-1", None)
     withdrawn = audited.conn.execute("SELECT decision, decided_by, decided_at FROM "
                                      "duplicate_pairs WHERE id = ?", (pair.id,)).fetchone()
     assert withdrawn == (None, None, None)
@@ -725,15 +743,16 @@ def test_work_on_pairs_survives_a_new_audit_and_unworked_pairs_are_dropped(audit
     before = by_pair(audited)
     confirmed, rejected = before["q-0005", "q-0101"], before["q-0017", "q-0105"]
     labelled, withdrawn = before["q-0022", "q-0106"], before["q-0005", "q-0102"]
-    audited.set_duplicate_decision(confirmed.id, "expert-1", "confirmed")
-    audited.set_duplicate_decision(rejected.id, "expert-2", "rejected")
-    audited.set_duplicate_decision(withdrawn.id, "expert-2", "confirmed")
-    audited.set_duplicate_decision(withdrawn.id, "expert-2", None)
+    set_duplicate_decision(audited, confirmed.id, "expert-1", "confirmed")
+    set_duplicate_decision(audited, rejected.id, "expert-2", "rejected")
+    set_duplicate_decision(audited, withdrawn.id, "expert-2", "confirmed")
+    set_duplicate_decision(audited, withdrawn.id, "expert-2", None)
     duplicates.store(audited, MODEL, "v1", str(labelled.id),
                      Outcome(DuplicateLabel("same_topic", "another harmonic"), "{}"))
 
     strict = audit_project(audited, embedder, thresholds=Thresholds(0.95, 0.95))
     assert strict.result.pairs == []  # the demo has no pair this close
+    assert strict.changes.kinds == {Kind.PAIRS, Kind.EMBEDDINGS}
     after = by_pair(audited)
     assert set(after) == {("q-0005", "q-0101"), ("q-0017", "q-0105"), ("q-0022", "q-0106")}
     assert (after["q-0005", "q-0101"].decision, after["q-0005", "q-0101"].decided_by) == \
@@ -797,11 +816,11 @@ def test_clusters_follow_the_links_nobody_rejected(audited):
     assert groups == _components(list(everything))
     assert ["q-0022", "q-0106"] in groups
     assert any({"q-0005", "q-0101", "q-0102", "q-0103"} <= set(g) for g in groups)
-    audited.set_duplicate_decision(everything["q-0022", "q-0106"].id, "expert-1", "rejected")
+    set_duplicate_decision(audited, everything["q-0022", "q-0106"].id, "expert-1", "rejected")
     for key, pair in everything.items():
         if "q-0005" in key:
-            audited.set_duplicate_decision(pair.id, "expert-1", "rejected")
-    audited.set_duplicate_decision(everything["q-0017", "q-0104"].id, "expert-1", "confirmed")
+            set_duplicate_decision(audited, pair.id, "expert-1", "rejected")
+    set_duplicate_decision(audited, everything["q-0017", "q-0104"].id, "expert-1", "confirmed")
     groups = pairs.clusters(audited)
     kept = [k for k, p in by_pair(audited).items() if p.decision != "rejected"]
     assert groups == _components(kept)
@@ -813,7 +832,7 @@ def test_clusters_follow_the_links_nobody_rejected(audited):
 
 def test_pairs_are_written_as_csv_with_cluster_numbers_and_texts(audited, tmp_path):
     everything = by_pair(audited)
-    audited.set_duplicate_decision(everything["q-0017", "q-0104"].id, "expert-1", "confirmed")
+    set_duplicate_decision(audited, everything["q-0017", "q-0104"].id, "expert-1", "confirmed")
     duplicates.store(audited, MODEL, "v1", str(everything["q-0022", "q-0106"].id),
                      Outcome(DuplicateLabel("close_duplicate", None), "{}"))
     stored = pairs.stored_pairs(audited)

@@ -11,9 +11,10 @@ import sys
 
 import pytest
 
+from cancelling import CANCELLED, cancel_when
 from conftest import write_jsonl
 from physgrade.cli import main
-from physgrade.dedup import pairs
+from physgrade.dedup import pairs, vectors
 from physgrade.dedup.engine import default_providers
 from physgrade.dedup.models import DEFAULT_MODEL, resolve
 from physgrade.project import Project
@@ -231,3 +232,46 @@ def test_the_int8_model_is_named_and_cached_apart(demo, capsys):
         keys = dict(project.conn.execute("SELECT model, count(*) FROM embeddings GROUP BY model"))
         assert sorted(keys.values()) == [42, 42] and len(keys) == 2
         assert pairs.last_audit(project, "")["model"] == f"{DEFAULT_MODEL} (int8)"
+
+
+def after_the_first_commit(done, total, stage) -> bool:
+    """Cancel inside the second lot of ten texts: the first lot is committed, the second not."""
+    return stage == "embedding" and done >= 15
+
+
+def test_an_interrupted_embed_says_how_many_it_stored(demo, monkeypatch, capsys):
+    monkeypatch.setattr(vectors, "COMMIT_EVERY", 10)
+    with monkeypatch.context() as patch:
+        cancel_when(patch, after_the_first_commit)
+        assert main(["embed", str(demo)]) == 130
+    assert capsys.readouterr().err == (f"{CANCELLED}10 question embeddings stored, 32 still to "
+                                       "embed (a new run embeds only those)\n")
+    assert counts(demo)["embeddings"] == 10
+    assert main(["embed", str(demo)]) == 0
+    assert capsys.readouterr().out.endswith("(32 new, 10 already stored)\n")
+
+
+def test_an_interrupted_dedup_keeps_its_embeddings_and_no_audit(demo, monkeypatch, capsys):
+    monkeypatch.setattr(vectors, "COMMIT_EVERY", 10)
+    with monkeypatch.context() as patch:
+        cancel_when(patch, after_the_first_commit)
+        assert main(["dedup", str(demo)]) == 130
+    assert capsys.readouterr().err == (f"{CANCELLED}10 embeddings stored (a new run embeds only "
+                                       "the rest); no audit stored\n")
+    assert counts(demo) == {"embeddings": 10, "duplicate_audits": 0, "duplicate_pairs": 0}
+
+
+def test_an_interrupted_pair_judge_keeps_the_audit_and_its_labels(demo, fake, monkeypatch,
+                                                                  capsys):
+    with monkeypatch.context() as patch:
+        cancel_when(patch, lambda done, total, stage: stage.startswith("asking") and done >= 2)
+        assert main(["dedup", str(demo), "--judge", MODEL, "--concurrency", "1"]) == 130
+    err = capsys.readouterr().err
+    stored = counts(demo)
+    with Project.open(demo) as project:
+        labelled = project.conn.execute("SELECT count(*) FROM duplicate_pairs WHERE label_model = ?",
+                                        (MODEL,)).fetchone()[0]
+    assert stored["duplicate_audits"] == 1 and 2 <= labelled < stored["duplicate_pairs"]
+    assert err == (f"{CANCELLED}the audit and its {stored['duplicate_pairs']} candidate pairs "
+                   f"stored; {labelled} pair labels stored, {stored['duplicate_pairs'] - labelled} "
+                   "still to ask (a new run asks only for those)\n")

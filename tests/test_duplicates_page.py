@@ -16,10 +16,11 @@ import pytest
 pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import Qt  # noqa: E402
-from PySide6.QtGui import QTextCharFormat  # noqa: E402
+from PySide6.QtGui import QAction, QTextCharFormat  # noqa: E402
 from PySide6.QtWidgets import QApplication, QFileDialog, QPushButton  # noqa: E402
 
 from conftest import press, shot, wait_for, write_jsonl  # noqa: E402
+from physgrade.changes import Changes, Kind  # noqa: E402
 from physgrade.dedup import pairs  # noqa: E402
 from physgrade.dedup.audit import DEFAULT_COSINE, DEFAULT_JACCARD  # noqa: E402
 from physgrade.judge import duplicates as judge_duplicates  # noqa: E402
@@ -45,11 +46,9 @@ DEMO_PAIRS = {("q-0005", "q-0101"), ("q-0005", "q-0102"), ("q-0005", "q-0103"),
 pytestmark = pytest.mark.usefixtures("app_settings")
 
 
-
-
 def run(qtbot, page: DuplicatesPage, request: AuditRequest, outcome: str = "finished") -> None:
     wait_for(qtbot, page.start_audit(request), outcome, AUDIT_MS)
-    qtbot.waitUntil(lambda: page.worker is None, timeout=AUDIT_MS)
+    qtbot.waitUntil(lambda: not page.ops.busy, timeout=AUDIT_MS)
 
 
 @pytest.fixture
@@ -103,6 +102,9 @@ def choose(combo, text: str) -> None:
     combo.setCurrentIndex(index)
 
 
+def shortcut(qtbot, action: QAction) -> None:
+    """Type the action's shortcut, as a person would, to whatever has the keyboard."""
+    qtbot.keySequence(QApplication.focusWidget(), action.shortcut())
 
 
 def focus_table(window: MainWindow, page: DuplicatesPage, qtbot) -> None:
@@ -203,8 +205,69 @@ def test_keys_commit_decisions_at_once_and_move_on(reviewed: DuplicatesPage,
     assert window.statusBar().currentMessage().endswith("rejected by expert-1")
 
 
+def test_a_decision_shows_on_the_overview_without_a_refresh(reviewed: DuplicatesPage,
+                                                            window: MainWindow, demo: Path,
+                                                            qtbot) -> None:
+    total = len(stored(demo))
+    caption = window.overview.pairs.caption
+    focus_table(window, reviewed, qtbot)
+    shortcut(qtbot, window.overview_action)
+    qtbot.waitUntil(lambda: caption.text() == f"0 of {total} candidate pairs decided (0%)")
+
+    shortcut(qtbot, window.duplicates_action)
+    qtbot.waitUntil(reviewed.table.hasFocus, timeout=10_000)
+    first = reviewed.current_pair()
+    press(qtbot, reviewed, Qt.Key.Key_C)
+    with Project.open(demo) as project:  # a fresh connection: the decision is in the file
+        assert [p.decision for p in pairs.stored_pairs(project) if p.id == first.id] == [
+            "confirmed"]
+
+    shortcut(qtbot, window.overview_action)  # no F5
+    qtbot.waitUntil(lambda: caption.text().startswith(f"1 of {total} candidate pairs decided"))
+
+
+def test_the_page_reads_again_only_what_touches_its_pairs(reviewed: DuplicatesPage,
+                                                         window: MainWindow, demo: Path,
+                                                         monkeypatch) -> None:
+    page = reviewed
+    choose(page.stage, "2 · embeddings")
+    page.select_row(1)
+    kept = page.current_pair()
+    reads: list[tuple] = []
+    real = pairs.stored_pairs
+    monkeypatch.setattr(pairs, "stored_pairs",
+                        lambda *args, **kwargs: reads.append(args) or real(*args, **kwargs))
+
+    window.ops.changed.emit(Changes.of(Kind.SCORES, Kind.BLOOM, Kind.EMBEDDINGS))
+    page.decide("rejected")  # its own decision: the row changes in place, on to the next
+    assert reads == []
+    assert cell(page, 1, "Decision") == "✗ rejected" and page.table.currentIndex().row() == 2
+
+    with Project.open(demo) as project:  # a judge labels the pair, on a connection of its own
+        changes = judge_duplicates.store(project, "claude-test", "v1", str(kept.id), Outcome(
+            DuplicateLabel("same_topic", "Both about kettles."), raw="{}"))
+    page.select_row(1)
+    window.ops.changed.emit(changes)
+    assert reads
+    assert page.stage.currentText() == "2 · embeddings" and page.current_pair().id == kept.id
+    assert cell(page, 1, "Judge") == "same topic"
+    assert page.comparison.judge.text() == "Judge claude-test: same topic — Both about kettles."
+
+
+def test_without_a_reviewer_a_key_asks_who_is_working(reviewed: DuplicatesPage,
+                                                     window: MainWindow, demo: Path,
+                                                     qtbot) -> None:
+    window.pages.set_context(window.project, None)  # nobody has said who they are
+    focus_table(window, reviewed, qtbot)
+    press(qtbot, reviewed, Qt.Key.Key_C)
+    assert window.statusBar().currentMessage() == duplicates.NO_REVIEWER
+    assert window.grader_dialog is not None and window.grader_dialog.isVisible()
+    assert all(p.decision is None for p in stored(demo))
+    window.grader_dialog.reject()
+
+
 def test_filters_narrow_the_rows_as_the_core_does(reviewed: DuplicatesPage,
-                                                  demo: Path) -> None:
+                                                  window: MainWindow, demo: Path) -> None:
     page = reviewed
     everything = shown_pairs(page)
     for text, stage in (("2 · embeddings", 2), ("1 · word 5-grams", 1)):
@@ -229,7 +292,7 @@ def test_filters_narrow_the_rows_as_the_core_does(reviewed: DuplicatesPage,
     with Project.open(demo) as project:  # a judge labels the second pair
         judge_duplicates.store(project, "claude-test", "v1", str(second.id), Outcome(
             DuplicateLabel("close_duplicate", "Same <b>kettle</b>, same numbers."), raw="{}"))
-    page.open(page.project)
+    window.refresh_action.trigger()  # F5: another program changed the project
     choose(page.label_filter, "Close duplicate")
     assert shown_pairs(page) == [(second.a, second.b)]
     assert cell(page, 0, "Judge") == "close duplicate"
@@ -323,6 +386,14 @@ def test_export_writes_the_filtered_pairs(reviewed: DuplicatesPage, demo: Path,
     assert page.export_file == target
 
 
+def test_an_export_that_cannot_be_written_says_why_once(reviewed: DuplicatesPage,
+                                                         tmp_path: Path,
+                                                         errors: list[str]) -> None:
+    assert not reviewed.export_csv(tmp_path)  # a folder: no file can be written there
+    assert len(errors) == 1 and errors[0].startswith("The pairs could not be written.")
+    assert reviewed.export_file is None
+
+
 def test_a_run_that_fails_says_why_and_changes_nothing(page: DuplicatesPage, demo: Path,
                                                        tmp_path: Path, errors: list[str],
                                                        qtbot) -> None:
@@ -347,14 +418,14 @@ def test_cancel_stops_the_audit_and_changes_nothing(window: MainWindow, demo: Pa
     gate = threading.Event()
     real_run = duplicates.run_audit
 
-    def held_run(path: Path, request: AuditRequest, task: Task):
+    def held_run(request: AuditRequest, project: Project, task: Task):
         gate.wait(AUDIT_MS / 1000)  # hold the worker until the user has pressed Cancel
-        return real_run(path, request, task)
+        return real_run(request, project, task)
 
     monkeypatch.setattr(duplicates, "run_audit", held_run)
     worker = page.start_audit(AuditRequest(None, 0.3, 0.7))
     assert not page.run_button.isEnabled()  # one audit at a time
-    dialog = page.findChildren(ProgressDialog)[-1]
+    dialog = window.findChildren(ProgressDialog)[-1]
     with qtbot.waitSignal(worker.cancelled, timeout=AUDIT_MS):
         dialog.findChild(QPushButton).click()
         gate.set()
@@ -439,7 +510,7 @@ def test_the_last_audit_settings_are_remembered_across_restarts(window: MainWind
     # last run started, so a new session's dialog opens with them.
     assert duplicates.remembered_request() is None
 
-    def stopped(path: Path, request: AuditRequest, task: Task) -> None:
+    def stopped(request: AuditRequest, project: Project, task: Task) -> None:
         raise Cancelled()
 
     monkeypatch.setattr(duplicates, "run_audit", stopped)

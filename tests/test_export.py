@@ -5,6 +5,7 @@ from physgrade.exporter import export_kind
 from physgrade.formats import KINDS
 from physgrade.importer import import_file
 from physgrade.project import Project
+from physgrade.scores import set_score
 
 
 @pytest.fixture
@@ -26,7 +27,7 @@ def full(loaded, tmp_path):
     import_file(loaded, write_jsonl(tmp_path / "b.jsonl", [
         {"question_id": "q-1", "annotator": "tagger", "annotator_kind": "model",
          "cognitive": "Apply", "knowledge": "Procedural"}]), "bloom")
-    loaded.set_score("expert-2", "r-3", "EXE", None, note="nothing to compute")
+    set_score(loaded, "expert-2", "r-3", "EXE", None, note="nothing to compute")
     return loaded
 
 

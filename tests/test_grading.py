@@ -5,8 +5,12 @@ from __future__ import annotations
 import pytest
 
 from conftest import PREFS_FULL
+from physgrade.changes import NOTHING, Changes, Kind
 from physgrade.grading import Given, compare, graders, grading_item
 from physgrade.project import Project
+from physgrade.queries import graded_responses
+from physgrade.scores import (clear_score, is_named_person, is_person, person_id, rater_id,
+                              set_note, set_score)
 from physgrade.queue import (BY_NO_OTHER, BY_OTHERS, GRADED, NOT_COMPLIANT, NOT_STARTED, STARTED,
                              Position, QueueFilter, facet_values, load_position, load_queue,
                              save_position, search)
@@ -15,11 +19,11 @@ from physgrade.rubric import ScoreError
 
 def grade(project: Project, grader: str, response_id: str, scores: dict) -> None:
     for criterion, value in scores.items():
-        project.set_score(grader, response_id, criterion, value)
+        set_score(project, grader, response_id, criterion, value)
 
 
 def test_grading_item_holds_question_rubric_and_my_scores(loaded):
-    loaded.set_score("ana", "r-1", "CAL", 0, note="slip in step 2")
+    set_score(loaded, "ana", "r-1", "CAL", 0, note="slip in step 2")
     item = grading_item(loaded, "r-1", "ana")
     assert item.question.id == "q-1" and item.rubric.key == "prefs"
     assert item.sections.compliant and item.compliant
@@ -32,7 +36,7 @@ def test_grading_item_holds_question_rubric_and_my_scores(loaded):
 
 
 def test_others_stay_hidden_until_every_criterion_is_scored(loaded):
-    judge = loaded.rater_id("arbiter", "llm", "v1")
+    judge = rater_id(loaded, "arbiter", "llm", "v1")
     loaded.conn.executemany(
         "INSERT INTO scores VALUES (?, 'r-1', 'prefs', ?, ?, NULL, '2026-01-01')",
         [(judge, key, value) for key, value in PREFS_FULL.items()])
@@ -42,7 +46,7 @@ def test_others_stay_hidden_until_every_criterion_is_scored(loaded):
     grade(loaded, "ana", "r-1", {**partial, "COR": 1})
     assert compare(loaded, grading_item(loaded, "r-1", "ana"), "ana") is None
 
-    loaded.set_score("ana", "r-1", "ANS", 2)
+    set_score(loaded, "ana", "r-1", "ANS", 2)
     item = grading_item(loaded, "r-1", "ana")
     verdicts = {v.rater: v for v in compare(loaded, item, "ana")}
     assert set(verdicts) == {"arbiter", "ben"}
@@ -61,20 +65,20 @@ def test_na_counts_as_given_for_completeness(loaded):
 
 def test_notes_need_a_score_and_empty_removes_them(loaded):
     with pytest.raises(ScoreError, match="score CAL before"):
-        loaded.set_note("ana", "r-1", "CAL", "too early")
-    loaded.set_score("ana", "r-1", "CAL", 1)
-    loaded.set_note("ana", "r-1", "CAL", "  fine  ")
+        set_note(loaded, "ana", "r-1", "CAL", "too early")
+    set_score(loaded, "ana", "r-1", "CAL", 1)
+    set_note(loaded, "ana", "r-1", "CAL", "  fine  ")
     assert grading_item(loaded, "r-1", "ana").mine["CAL"] == Given(1, "fine")
-    loaded.set_score("ana", "r-1", "CAL", 0)  # a new value keeps the note
+    set_score(loaded, "ana", "r-1", "CAL", 0)  # a new value keeps the note
     assert grading_item(loaded, "r-1", "ana").mine["CAL"] == Given(0, "fine")
-    loaded.set_note("ana", "r-1", "CAL", "")
+    set_note(loaded, "ana", "r-1", "CAL", "")
     assert grading_item(loaded, "r-1", "ana").mine["CAL"] == Given(0, None)
 
 
 def test_queue_keeps_a_questions_responses_together_with_my_progress(loaded):
     grade(loaded, "ana", "r-1", PREFS_FULL)
-    loaded.set_score("ana", "r-2", "INT", 1)
-    loaded.set_score("ben", "r-3", "SET", 1)
+    set_score(loaded, "ana", "r-2", "INT", 1)
+    set_score(loaded, "ben", "r-3", "SET", 1)
     items = {i.response_id: i for i in load_queue(loaded, "ana")}
     assert [i.response_id for i in load_queue(loaded, "ana")] == ["r-1", "r-2", "r-3"]
     assert (items["r-1"].progress, items["r-2"].progress, items["r-3"].progress) == (
@@ -85,7 +89,7 @@ def test_queue_keeps_a_questions_responses_together_with_my_progress(loaded):
 
 def test_filters_combine_facets_with_and_and_values_with_or(loaded):
     grade(loaded, "ana", "r-1", PREFS_FULL)
-    loaded.set_score("ben", "r-3", "SET", 1)
+    set_score(loaded, "ben", "r-3", "SET", 1)
     items = load_queue(loaded, "ana")
 
     def shown(**facets) -> list[str]:
@@ -123,3 +127,43 @@ def test_position_is_kept_per_grader_with_its_filter(tmp_path, loaded):
         assert load_position(reopened, "ben").response_id == "r-1"
         assert load_position(reopened, "cyd") == Position(None, QueueFilter())
     assert QueueFilter.from_json("{not json") == QueueFilter()
+
+
+def test_score_writes_say_what_they_changed(loaded):
+    on_r3 = Changes.of(Kind.SCORES, responses=["r-3"], questions=["q-mc"])
+    assert set_score(loaded, "ana", "r-3", "SET", 1) == Changes.of(
+        Kind.SCORES, Kind.RATERS, responses=["r-3"], questions=["q-mc"])
+    assert set_score(loaded, "ana", "r-3", "SET", 0, note="no setup") == on_r3
+    assert set_note(loaded, "ana", "r-3", "SET", "") == on_r3
+    assert clear_score(loaded, "ana", "r-3", "SET") == on_r3
+    assert clear_score(loaded, "ana", "r-3", "SET") == NOTHING  # nothing left to clear
+    assert set_score(loaded, "ana", "r-1", "ANS", 2).questions == {"q-1"}
+    # A grader's place is their own state: only a first move makes the rater.
+    assert save_position(loaded, "ana", Position("r-1", QueueFilter())) == NOTHING
+    assert save_position(loaded, "cyd", Position("r-1", QueueFilter())).kinds == {Kind.RATERS}
+
+
+def test_a_judge_named_like_a_person_is_not_that_person(loaded):
+    assert is_person() == "r.kind = 'human'"
+    assert is_named_person("t") == "t.name = ? AND t.kind = 'human' AND t.prompt_version = ''"
+    judge = rater_id(loaded, "ana", "llm", "v1")  # a model under the same name
+    loaded.conn.executemany(
+        "INSERT INTO scores VALUES (?, 'r-1', 'prefs', ?, ?, NULL, '2026-01-01')",
+        [(judge, key, value) for key, value in PREFS_FULL.items()])
+    assert person_id(loaded, "ana") is None
+    assert graders(loaded) == [] and graded_responses(loaded) == 0
+    assert grading_item(loaded, "r-1", "ana").mine == {}
+    assert [(i.progress, i.others) for i in load_queue(loaded, "ana")] == [
+        (NOT_STARTED, False)] * 3
+    with pytest.raises(ScoreError, match="score CAL before"):
+        set_note(loaded, "ana", "r-1", "CAL", "the judge's score is not mine")
+    assert clear_score(loaded, "ana", "r-1", "CAL") == NOTHING
+
+    grade(loaded, "ana", "r-1", {**PREFS_FULL, "CAL": 0})  # the person: another rater
+    assert person_id(loaded, "ana") not in (None, judge)
+    assert grading_item(loaded, "r-1", "ana").mine["CAL"] == Given(0, None)
+    assert [v.kind for v in compare(loaded, grading_item(loaded, "r-1", "ana"), "ana")] == ["llm"]
+    assert graders(loaded) == ["ana"] and graded_responses(loaded) == 1
+    clear_score(loaded, "ana", "r-1", "CAL")
+    assert loaded.conn.execute("SELECT value FROM scores WHERE rater_id = ? AND criterion = 'CAL'",
+                               (judge,)).fetchone() == (1,)

@@ -12,19 +12,18 @@ import pytest
 pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import Qt  # noqa: E402
-from PySide6.QtWidgets import QApplication, QPushButton  # noqa: E402
+from PySide6.QtWidgets import QApplication, QMessageBox, QPushButton  # noqa: E402
 
-from conftest import page_dom, page_text, question, wait_for, write_jsonl  # noqa: E402
+from conftest import page_dom, page_text, question, shot, wait_for, write_jsonl  # noqa: E402
 from physgrade.project import Project  # noqa: E402
 from physgrade.queries import project_info  # noqa: E402
 from physgrade.tasks import Task  # noqa: E402
 from physgrade_ui import transfer  # noqa: E402
 from physgrade_ui.main_window import MainWindow  # noqa: E402
-from physgrade_ui.progress import ProgressDialog  # noqa: E402
+from physgrade_ui.progress import SHOW_AFTER_MS, ProgressDialog  # noqa: E402
 from physgrade_ui.reading_view import blocked_requests  # noqa: E402
 from physgrade_ui.workers import Worker  # noqa: E402
 
-SHOTS = Path("/tmp/physgrade_shots")
 WAIT_MS = 10_000
 
 
@@ -37,13 +36,14 @@ def counts(path: Path) -> dict[str, int]:
 
 
 
-def test_overview_shows_the_projects_numbers(window: MainWindow, demo: Path) -> None:
+def test_overview_shows_the_projects_numbers(window: MainWindow, demo: Path, qtbot) -> None:
     with Project.open(demo) as project:
         info = project_info(project)
     overview = window.overview
     assert window.windowTitle() == "physgrade — demo.physgrade — expert-1"
     window.overview_action.trigger()
-    assert overview.cards["questions"].number.text() == "42"
+    # The numbers are counted in the background.
+    qtbot.waitUntil(lambda: overview.cards["questions"].number.text() == "42", timeout=WAIT_MS)
     assert overview.cards["responses"].number.text() == str(info.counts["responses"])
     assert overview.cards["assessments"].number.text() == str(info.counts["assessments"])
     assert overview.graded.caption.text().startswith(
@@ -52,8 +52,7 @@ def test_overview_shows_the_projects_numbers(window: MainWindow, demo: Path) -> 
     kinds = {overview.raters.item(r, 1).text() for r in range(overview.raters.rowCount())}
     assert kinds == {"Person", "Language model"}
     assert overview.topics.rowCount() == len(info.topics)
-    SHOTS.mkdir(exist_ok=True)
-    assert window.grab().save(str(SHOTS / "overview.png"))
+    shot(window, "overview.png")
 
 
 def test_questions_filter_and_read_hostile_text_as_text(window: MainWindow, demo: Path,
@@ -81,7 +80,7 @@ def test_questions_filter_and_read_hostile_text_as_text(window: MainWindow, demo
     assert "not compliant" in plain and "template-compliant" in plain
     assert "Final answer" in plain and "Step 1" in plain
     assert blocked_requests() == []  # the escaped image was never even asked for
-    assert window.grab().save(str(SHOTS / "questions.png"))
+    shot(window, "questions.png")
 
     page.filter.clear()
     assert page.proxy.rowCount() == 42
@@ -99,12 +98,13 @@ def test_import_on_the_worker_adds_questions_and_refreshes(window: MainWindow, d
     wait_for(qtbot, worker, "finished")
 
     assert "2 added" in window.statusBar().currentMessage()
-    window.questions_action.trigger()  # pages re-read the project when next shown
+    window.questions_action.trigger()  # pages re-read what changed when next shown
     assert window.questions.model.rowCount() == 44
     window.questions.filter.setText("plasma")
     assert window.questions.proxy.rowCount() == 2
     window.overview_action.trigger()
-    assert window.overview.cards["questions"].number.text() == "44"
+    qtbot.waitUntil(lambda: window.overview.cards["questions"].number.text() == "44",
+                    timeout=WAIT_MS)
 
 
 def test_a_bad_file_shows_the_located_error_and_changes_nothing(
@@ -122,6 +122,35 @@ def test_a_bad_file_shows_the_located_error_and_changes_nothing(
     assert window.questions.model.rowCount() == 42
 
 
+def test_an_import_that_fails_at_once_leaves_one_box_that_enter_closes(
+        window: MainWindow, demo: Path, tmp_path: Path, qtbot) -> None:
+    """A real error box (not a recorded one): after Enter nothing is left over the window, not
+    even a progress dialog popping up late, and the keyboard works on the page again."""
+    before = counts(demo)
+    file = tmp_path / "broken.jsonl"
+    file.write_text(json.dumps(question("q-9101")) + "\n{not json\n", encoding="utf-8")
+    worker = window.start_import(transfer.ImportRequest(file, "questions", {}))
+    wait_for(qtbot, worker, "failed")
+    qtbot.wait(2 * SHOW_AFTER_MS)  # past the moment a progress dialog would show itself
+
+    boxes = [w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox)
+             and w.isVisible()]
+    assert len(boxes) == 1 and "broken.jsonl line 2" in boxes[0].text()
+    assert not [w for w in window.findChildren(ProgressDialog) if w.isVisible()]
+    qtbot.waitUntil(lambda: QApplication.activeModalWidget() is boxes[0], timeout=WAIT_MS)
+    qtbot.keyClick(boxes[0], Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: QApplication.activeModalWidget() is None, timeout=WAIT_MS)
+    assert not [w for w in QApplication.topLevelWidgets() if w.isVisible() and w is not window
+                and not w.inherits("QMenu")]
+
+    window.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=WAIT_MS)
+    qtbot.keyClick(QApplication.focusWidget() or window, Qt.Key.Key_3,
+                   Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: window.pages.currentWidget() is window.questions, timeout=WAIT_MS)
+    assert counts(demo) == before
+
+
 def test_cancelling_an_import_from_the_progress_dialog(window: MainWindow, demo: Path,
                                                        tmp_path: Path, qtbot,
                                                        monkeypatch) -> None:
@@ -129,9 +158,9 @@ def test_cancelling_an_import_from_the_progress_dialog(window: MainWindow, demo:
     gate = threading.Event()
     real_import = transfer.import_into
 
-    def held_import(path: Path, request: transfer.ImportRequest, task: Task):
+    def held_import(request: transfer.ImportRequest, project: Project, task: Task):
         gate.wait(WAIT_MS / 1000)  # hold the worker until the user has pressed Cancel
-        return real_import(path, request, task)
+        return real_import(request, project, task)
 
     monkeypatch.setattr(transfer, "import_into", held_import)
     file = write_jsonl(tmp_path / "q.jsonl", [question("q-9201")])

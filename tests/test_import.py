@@ -3,6 +3,7 @@ import json
 import pytest
 
 from conftest import PREFS_FULL, mc_question, question, response, write_jsonl
+from physgrade.changes import NOTHING, Changes, Kind
 from physgrade.formats import FormatError, ImportErrors
 from physgrade.importer import import_file
 from physgrade.tasks import Cancelled, Task
@@ -34,6 +35,16 @@ def test_questions_are_imported_with_parsed_reference_and_extra_fields(project, 
     assert json.loads(mc["options"])["C"] == "both" and mc["answer"] == "C"
 
 
+def test_imports_say_what_they_changed(project, tmp_path):
+    questions = import_file(project, write_jsonl(tmp_path / "q.jsonl", [question()]), "questions")
+    responses = import_file(project, write_jsonl(tmp_path / "r.jsonl", [response()]), "responses")
+    grades = import_file(project, write_jsonl(tmp_path / "g.jsonl", [
+        {"response_id": "r-1", "grader": "expert-1", "scores": PREFS_FULL}]), "grades")
+    assert [r.changes for r in (questions, responses, grades)] == [
+        Changes.of(Kind.QUESTIONS, Kind.BLOOM), Changes.of(Kind.RESPONSES),
+        Changes.of(Kind.SCORES, Kind.RATERS)]
+
+
 def test_responses_record_template_compliance(loaded):
     rows = dict(loaded.conn.execute("SELECT id, compliant FROM responses"))
     assert rows == {"r-1": 1, "r-2": 0, "r-3": 0}
@@ -44,7 +55,7 @@ def test_the_same_file_twice_adds_nothing(project, tmp_path):
     import_file(project, path, "questions")
     before = snapshot(project)
     again = import_file(project, path, "questions")
-    assert again.already_imported and again.added == 0
+    assert again.already_imported and again.added == 0 and again.changes == NOTHING
     assert snapshot(project) == before
 
 
@@ -53,7 +64,10 @@ def test_same_records_in_another_file_are_unchanged_not_duplicated(project, tmp_
     result = import_file(project, write_jsonl(tmp_path / "b.jsonl",
                                               [question(), mc_question()]), "questions")
     assert (result.added, result.unchanged) == (1, 1)
+    assert result.changes == Changes.of(Kind.QUESTIONS, Kind.BLOOM)
     assert count(project, "questions") == 2
+    unchanged = import_file(project, write_jsonl(tmp_path / "c.jsonl", [question()]), "questions")
+    assert unchanged.added == 0 and unchanged.changes == NOTHING
 
 
 def test_a_conflicting_record_is_refused_and_nothing_changes(project, tmp_path):
@@ -180,7 +194,8 @@ def test_verdicts_with_rationale_and_conceptual_na(loaded, tmp_path):
          "scores": dict(PREFS_FULL, CAL=0), "rationale": {"CAL": "2 x 5 written as 12"}},
         {"response_id": "r-3", "judge": "arbiter", "prompt_version": "prefs-v1",
          "scores": {"SET": 1, "CON": 1, "EXE": None, "COH": 1, "ANS": 1}}])
-    assert import_file(loaded, path, "verdicts").added == 2
+    result = import_file(loaded, path, "verdicts")
+    assert result.added == 2 and result.changes == Changes.of(Kind.SCORES, Kind.RATERS)
     na = loaded.conn.execute("SELECT value FROM scores WHERE response_id = 'r-3' AND "
                              "criterion = 'EXE'").fetchone()
     assert na == (None,)
@@ -224,7 +239,7 @@ def test_bloom_labels_by_person_and_model(loaded, tmp_path):
          "cognitive": "applying", "knowledge": "procedural"},
         {"question_id": "q-1", "annotator": "expert-2", "cognitive": "Analyze",
          "knowledge": "Procedural"}])
-    import_file(loaded, path, "bloom")
+    assert import_file(loaded, path, "bloom").changes == Changes.of(Kind.BLOOM, Kind.RATERS)
     rows = loaded.conn.execute("SELECT r.name, r.kind, b.cognitive FROM bloom_labels b JOIN "
                                "raters r ON r.id = b.annotator_id ORDER BY r.name").fetchall()
     assert rows == [("expert-2", "human", "Analyze"), ("tagger", "llm", "Apply")]

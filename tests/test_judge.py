@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import time
 
@@ -11,11 +12,12 @@ import pytest
 
 from conftest import PREFS_FULL
 from fake_anthropic import Fault
-from physgrade.judge import verdicts
+from physgrade.changes import NOTHING, Changes, Kind
+from physgrade.judge import batches, bloom, verdicts
 from physgrade.judge.client import connect
 from physgrade.judge.pricing import price_for
 from physgrade.judge.purposes import run_plan
-from physgrade.judge.prompts import PromptError, Prompts, defuse
+from physgrade.judge.prompts import RUBRIC_OF, PromptError, Prompts, defuse, rubric_field
 from physgrade.judge.runner import STOP_AFTER_ERRORS
 from physgrade.judge.scope import Scope
 from physgrade.judge.tools import InvalidOutput, read_scores, score_tool
@@ -62,6 +64,70 @@ def test_a_template_with_a_wrong_placeholder_is_refused_by_name(prompts, tmp_pat
     shutil.copytree(prompts.directory, folder)
     (folder / "conceptual.md").write_text("Grade $response against $answer_key.")
     with pytest.raises(PromptError, match=r"conceptual\.md: unknown placeholder\(s\) answer_key"):
+        Prompts.load(folder)
+
+
+_HEADING = re.compile(r"^## ([A-Z]{3}), [^(\n]*\((\d+)-(\d+)", re.MULTILINE)
+_STATED_RANGE = re.compile(r"\b([A-Z]{3})\b[^\n]*\((\d+)-(\d+)")
+_VALUE_LINE = re.compile(r"^(?:- )?(\d+)(?::| =|, for example)", re.MULTILINE)
+
+
+def _sections(text: str) -> dict[str, str]:
+    """Each criterion heading's key and the text up to the next heading."""
+    parts = re.split(r"^## ([A-Z]{3}),", text, flags=re.MULTILINE)
+    return dict(zip(parts[1::2], parts[2::2]))
+
+
+def test_every_range_a_prompt_states_is_the_rubrics(prompts):
+    """Ranges, counts and points in the loaded grading prompts agree with physgrade.rubric;
+    no other template states a criterion's range."""
+    checked = 0
+    for name, text in prompts.texts.items():
+        rubric = RUBRIC_OF.get(name)
+        if rubric is None:
+            assert not _STATED_RANGE.findall(text), name
+            continue
+        for key, low, high in _HEADING.findall(text):
+            assert (int(low), int(high)) == (0, rubric.criterion(key).maximum), (name, key)
+            checked += 1
+        for key, section in _sections(text).items():
+            described = {int(v) for v in _VALUE_LINE.findall(section)}
+            assert described <= set(rubric.criterion(key).allowed_values()), (name, key)
+        if "## " in text:  # a template that defines the criteria defines each of them once
+            assert [key for key, _, _ in _HEADING.findall(text)] == list(rubric.keys), name
+        for count, points in re.findall(r"\((\d+) criteria, (\d+) points", text):
+            assert (int(count), int(points)) == (len(rubric.criteria), rubric.maximum), name
+        for word in re.findall(r"with all (\w+) (?:scores|criteria)", text):
+            assert word == ("five" if rubric is CONCEPTUAL else "eight"), name
+    assert checked == len(PREFS.keys) + len(CONCEPTUAL.keys)
+
+
+def test_the_bundled_templates_take_ranges_from_the_rubric(prompts):
+    """The files name rubric fields instead of writing a range down, so a changed rubric
+    changes the prompts (and so their version)."""
+    for name in RUBRIC_OF:
+        raw = (prompts.directory / name).read_text(encoding="utf-8")
+        assert not _STATED_RANGE.findall(raw), name
+        assert not re.findall(r"\(\d+ criteria|\d+ points", raw), name
+    assert "{{range ANS}}" in (prompts.directory / "prefs_criteria.md").read_text()
+
+
+def test_a_rubric_field_is_filled_from_the_rubric_or_refused(prompts, tmp_path):
+    assert [rubric_field(PREFS, f) for f in ("range ANS", "criteria", "criteria in words",
+                                             "points")] == ["0-2", "8", "eight", "10"]
+    assert rubric_field(CONCEPTUAL, "points without EXE") == "4"
+    folder = tmp_path / "prompts"
+    shutil.copytree(prompts.directory, folder)
+    criteria = folder / "prefs_criteria.md"
+    criteria.write_text(criteria.read_text().replace("{{range COR}}", "{{range EXE}}"))
+    with pytest.raises(PromptError, match=r"prefs_criteria\.md: 'EXE' is not a criterion"):
+        Prompts.load(folder)
+    criteria.write_text("{{ranges}}")
+    with pytest.raises(PromptError, match=r"unknown rubric field \{\{ranges\}\}"):
+        Prompts.load(folder)
+    shutil.copy(prompts.directory / "prefs_criteria.md", criteria)
+    (folder / "system.md").write_text("Scores are {{range ANS}}.")
+    with pytest.raises(PromptError, match=r"system\.md: \{\{range ANS\}\} names the rubric"):
         Prompts.load(folder)
 
 
@@ -131,6 +197,30 @@ def test_a_run_stores_every_verdict_and_a_second_run_makes_no_call(loaded, promp
     again, summary = run(loaded, prompts)
     assert again.pending == () and again.cached == 3 and summary.done == 0
     assert len(fake.message_requests()) == calls
+
+
+def test_a_run_says_what_it_changed(loaded, prompts, fake):
+    _, summary = run(loaded, prompts)
+    assert summary.changes == Changes.of(Kind.SCORES, Kind.RATERS, responses=["r-1", "r-2", "r-3"],
+                                         questions=["q-1", "q-mc"])
+    _, again = run(loaded, prompts)
+    assert again.changes == NOTHING
+    plan = bloom.plan(loaded, MODEL, prompts, Scope(), price_for(MODEL))
+    suggested = run_plan(loaded, connect(), plan, prompts, price_for(MODEL), 2)
+    assert suggested.done == 2
+    assert suggested.changes == Changes.of(Kind.BLOOM, Kind.RATERS, questions=["q-1", "q-mc"])
+
+
+def test_batches_say_what_submitting_and_collecting_changed(loaded, prompts, fake):
+    plan = verdicts.plan(loaded, MODEL, prompts, Scope(), price_for(MODEL), batch=True)
+    submission = batches.submit(loaded, connect(), plan, prompts)
+    assert len(submission.ids) == 1 and submission.changes == Changes.of(Kind.BATCHES)
+    [running] = batches.collect(loaded, connect(), prompts)
+    assert running.changes == Changes.of(Kind.BATCHES)  # polled: its status is stored
+    fake.finish_batches()
+    [ended] = batches.collect(loaded, connect(), prompts)
+    assert ended.stored == 3 and ended.changes.kinds == {Kind.BATCHES, Kind.SCORES, Kind.RATERS}
+    assert batches.collect(loaded, connect(), prompts) == []
 
 
 def test_a_rate_limit_waits_as_long_as_retry_after_says(loaded, prompts, fake):

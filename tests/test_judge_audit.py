@@ -12,10 +12,14 @@ from pathlib import Path
 import pytest
 
 from conftest import PREFS_FULL, question, response, write_jsonl
+from physgrade.changes import Changes, Kind
+from physgrade.formats import ImportErrors
 from physgrade.importer import import_file
 from physgrade.project import Project, ProjectError, migrations
+from physgrade.validation.reviews import set_review_agreement, set_review_verdict
+from physgrade.scores import rater_id
 from physgrade.rubric import ScoreError
-from physgrade.validation import blind, sampling, session
+from physgrade.validation import blind, reviews, sampling, session
 
 LARGE, MINI = "arbiter-large [prefs-v1]", "arbiter-mini [prefs-v1]"
 TOPICS = ("Mechanics", "Optics", "Thermodynamics")
@@ -123,7 +127,7 @@ def test_bad_draws_are_refused_and_store_nothing(audit):
         sampling.draw(audit, "new", ["j1 [v1]"], 2, seed=0, strata=("topic", "region"))
     with pytest.raises(ValueError, match="at least one judge"):
         sampling.draw(audit, "new", [], 2, seed=0)
-    audit.rater_id("expert-1", "human")
+    rater_id(audit, "expert-1", "human")
     with pytest.raises(ValueError, match="'expert-1' is a person"):
         sampling.draw(audit, "new", ["expert-1"], 2, seed=0)
     assert [s.name for s in sampling.samples(audit)] == ["taken"]
@@ -135,9 +139,10 @@ def test_bad_draws_are_refused_and_store_nothing(audit):
 
 def test_samples_are_listed_after_reopening(audit):
     drawn = sampling.draw(audit, "kept", ["j1 [v1]", "j2"], 2, seed=5)
+    assert drawn.changes == Changes.of(Kind.SAMPLES, responses=sampling.items(audit, drawn.id))
     with Project.open(audit.path) as reopened:
         [listed] = sampling.samples(reopened)
-        assert listed == drawn
+        assert listed == drawn and not listed.changes
         assert sampling.items(reopened, drawn.id) == sampling.items(audit, drawn.id)
 
 
@@ -149,12 +154,12 @@ def test_aliases_are_letters_given_once_and_never_changed(audit):
     drawn = sampling.draw(audit, "s", ["j1 [v1]", "j2"], 2, seed=0)
     names = blind.aliases(audit, drawn.judge_ids)
     assert sorted(names.values()) == ["Judge A", "Judge B"]
-    j3 = audit.rater_id("j3", "llm", "v2")
+    j3 = rater_id(audit, "j3", "llm", "v2")
     assert blind.aliases(audit, [j3, *drawn.judge_ids]) == {j3: "Judge C", **names}
     with Project.open(audit.path) as reopened:
         assert blind.aliases(reopened, drawn.judge_ids) == names
         assert blind.aliases(reopened, [j3]) == {j3: "Judge C"}
-    person = audit.rater_id("expert-1", "human")
+    person = rater_id(audit, "expert-1", "human")
     with pytest.raises(ProjectError, match="a person, not a judge"):
         blind.aliases(audit, [person])
     with pytest.raises(ProjectError, match="no rater with id 999"):
@@ -166,7 +171,7 @@ def test_aliases_are_given_at_random(tmp_path):
     seen = set()
     for attempt in range(40):
         with Project.create(tmp_path / f"p{attempt}.physgrade") as project:
-            first, second = project.rater_id("j1", "llm"), project.rater_id("j2", "llm")
+            first, second = rater_id(project, "j1", "llm"), rater_id(project, "j2", "llm")
             seen.add(blind.aliases(project, [first, second])[first])
         if len(seen) == 2:
             break
@@ -199,27 +204,27 @@ def test_progress_counts_verdicts_labelled_with_every_criterion(audit):
     assert session.next_open(items, audit, "expert-1") == 0
     first = items[0]
     for criterion in list(PREFS_FULL)[:-1]:
-        audit.set_review_agreement("expert-1", first.judge_id, first.response_id, criterion, 2)
-    audit.set_review_verdict("expert-1", first.judge_id, first.response_id, "correct")
+        set_review_agreement(audit, "expert-1", first.judge_id, first.response_id, criterion, 2)
+    set_review_verdict(audit, "expert-1", first.judge_id, first.response_id, "correct")
     assert session.progress(audit, drawn.id, "expert-1") == (0, 4)  # ANS is missing
-    audit.set_review_agreement("expert-1", first.judge_id, first.response_id, "ANS", 1)
+    set_review_agreement(audit, "expert-1", first.judge_id, first.response_id, "ANS", 1)
     assert session.progress(audit, drawn.id, "expert-1") == (1, 4)
     assert session.next_open(items, audit, "expert-1") == 1
     assert session.progress(audit, drawn.id, "expert-2") == (0, 4)
     # Agreements without the verdict's label are not done either.
     second = items[1]
     for criterion in PREFS_FULL:
-        audit.set_review_agreement("expert-1", second.judge_id, second.response_id, criterion, 0)
+        set_review_agreement(audit, "expert-1", second.judge_id, second.response_id, criterion, 0)
     assert session.progress(audit, drawn.id, "expert-1") == (1, 4)
-    audit.set_review_verdict("expert-1", second.judge_id, second.response_id, "lenient")
+    set_review_verdict(audit, "expert-1", second.judge_id, second.response_id, "lenient")
     assert session.progress(audit, drawn.id, "expert-1") == (2, 4)
     assert session.next_open(items, audit, "expert-1") == 2
-    audit.set_review_verdict("expert-1", first.judge_id, first.response_id, None)
+    set_review_verdict(audit, "expert-1", first.judge_id, first.response_id, None)
     assert session.next_open(items, audit, "expert-1") == 0
     for item in items:
         for criterion in PREFS_FULL:
-            audit.set_review_agreement("expert-1", item.judge_id, item.response_id, criterion, 2)
-        audit.set_review_verdict("expert-1", item.judge_id, item.response_id, "strict")
+            set_review_agreement(audit, "expert-1", item.judge_id, item.response_id, criterion, 2)
+        set_review_verdict(audit, "expert-1", item.judge_id, item.response_id, "strict")
     assert session.progress(audit, drawn.id, "expert-1") == (4, 4)
     assert session.next_open(items, audit, "expert-1") is None
 
@@ -233,8 +238,8 @@ def test_the_verdict_view_shows_the_judges_work_and_the_reviewers(audit):
     assert view.rationale == {"ANS": "the value and unit are right"}
     assert view.comment == f"j1 on {item.response_id}"
     assert view.agreements == {} and view.verdict is None and not view.done
-    audit.set_review_agreement("expert-1", item.judge_id, item.response_id, "CAL", 0)
-    audit.set_review_verdict("expert-1", item.judge_id, item.response_id, "strict")
+    set_review_agreement(audit, "expert-1", item.judge_id, item.response_id, "CAL", 0)
+    set_review_verdict(audit, "expert-1", item.judge_id, item.response_id, "strict")
     view = session.verdict_view(audit, item, "expert-1")
     assert view.agreements == {"CAL": 0} and view.verdict == "strict"
     assert session.verdict_view(audit, item, "expert-2").agreements == {}
@@ -254,12 +259,12 @@ def test_the_demo_project_can_be_audited(demo):
 # -- the write path ---------------------------------------------------------------------------
 
 def test_review_writes_validate_and_commit_at_once(audit):
-    judge = audit.rater_id("j1", "llm", "v1")
+    judge = rater_id(audit, "j1", "llm", "v1")
     rid = "r-Mechanics-Apply-1-orbit-7b"
-    audit.set_review_agreement("expert-1", judge, rid, "COR", 1)
-    audit.set_review_agreement("expert-1", judge, rid, "COR", 2)
-    audit.set_review_agreement("expert-1", judge, rid, "ANS", 0)
-    audit.set_review_verdict("expert-1", judge, rid, "lenient")
+    set_review_agreement(audit, "expert-1", judge, rid, "COR", 1)
+    set_review_agreement(audit, "expert-1", judge, rid, "COR", 2)
+    set_review_agreement(audit, "expert-1", judge, rid, "ANS", 0)
+    set_review_verdict(audit, "expert-1", judge, rid, "lenient")
     with Project.open(audit.path) as other:
         assert other.conn.execute(
             "SELECT c.criterion, c.agreement FROM judge_review_criteria c JOIN raters p ON "
@@ -267,35 +272,35 @@ def test_review_writes_validate_and_commit_at_once(audit):
             "ORDER BY criterion").fetchall() == [("ANS", 0), ("COR", 2)]
         assert other.conn.execute("SELECT verdict FROM judge_reviews").fetchall() == [
             ("lenient",)]
-    audit.set_review_agreement("expert-1", judge, rid, "ANS", None)
-    audit.set_review_verdict("expert-1", judge, rid, None)
+    set_review_agreement(audit, "expert-1", judge, rid, "ANS", None)
+    set_review_verdict(audit, "expert-1", judge, rid, None)
     with Project.open(audit.path) as other:
         assert other.conn.execute("SELECT criterion FROM judge_review_criteria").fetchall() == [
             ("COR",)]
         assert other.conn.execute("SELECT verdict FROM judge_reviews").fetchall() == [(None,)]
 
     with pytest.raises(ScoreError, match="2 \\(full\\), 1 \\(partial\\) or 0"):
-        audit.set_review_agreement("expert-1", judge, rid, "COR", 3)
+        set_review_agreement(audit, "expert-1", judge, rid, "COR", 3)
     with pytest.raises(ScoreError, match="not True"):
-        audit.set_review_agreement("expert-1", judge, rid, "COR", True)
+        set_review_agreement(audit, "expert-1", judge, rid, "COR", True)
     with pytest.raises(ScoreError, match="not 1.5"):
-        audit.set_review_agreement("expert-1", judge, rid, "COR", 1.5)
+        set_review_agreement(audit, "expert-1", judge, rid, "COR", 1.5)
     with pytest.raises(ScoreError, match="'EXE' is not a criterion of the P-REFS rubric"):
-        audit.set_review_agreement("expert-1", judge, rid, "EXE", 2)
+        set_review_agreement(audit, "expert-1", judge, rid, "EXE", 2)
     with pytest.raises(ProjectError, match="'correct', 'lenient' or 'strict', not 'fine'"):
-        audit.set_review_verdict("expert-1", judge, rid, "fine")
+        set_review_verdict(audit, "expert-1", judge, rid, "fine")
     with pytest.raises(ProjectError, match="no response 'r-nope'"):
-        audit.set_review_verdict("expert-1", judge, "r-nope", "correct")
+        set_review_verdict(audit, "expert-1", judge, "r-nope", "correct")
     with pytest.raises(ProjectError, match="gave no verdict on 'r-Mechanics-Apply-0-orbit-7b'"):
-        audit.set_review_verdict("expert-1", audit.rater_id("j2", "llm"),
+        set_review_verdict(audit, "expert-1", rater_id(audit, "j2", "llm"),
                                  "r-Mechanics-Apply-0-orbit-7b", "correct")
-    person = audit.rater_id("expert-2", "human")
+    person = rater_id(audit, "expert-2", "human")
     with pytest.raises(ProjectError, match="gave no verdict"):
-        audit.set_review_agreement("expert-1", person, rid, "COR", 2)
+        set_review_agreement(audit, "expert-1", person, rid, "COR", 2)
     with pytest.raises(ProjectError, match="reviewer's name"):
-        audit.set_review_verdict("  ", judge, rid, "correct")
+        set_review_verdict(audit, "  ", judge, rid, "correct")
     with pytest.raises(ProjectError, match="already a rater of kind 'llm'"):
-        audit.set_review_verdict("j2", judge, rid, "correct")
+        set_review_verdict(audit, "j2", judge, rid, "correct")
     assert audit.conn.execute("SELECT count(*) FROM judge_review_criteria").fetchone() == (1,)
     assert not audit.conn.in_transaction
 
@@ -380,3 +385,44 @@ def test_a_sample_nobody_could_review_is_refused(demo: Path) -> None:
         with pytest.raises(ValueError, match="no response has a complete verdict from every"):
             sampling.draw(project, "none", ["idle-judge"], 2, 1)
         assert project.conn.execute("SELECT count(*) FROM review_samples").fetchone()[0] == 0
+
+
+def test_review_writes_say_what_they_changed(audit):
+    judge = rater_id(audit, "j1", "llm", "v1")
+    rid, qid = "r-Optics-None-2-quark-lm-3", "q-Optics-None-2"
+    on_rid = Changes.of(Kind.REVIEWS, responses=[rid], questions=[qid])
+    assert set_review_agreement(audit, "expert-1", judge, rid, "COR", reviews.FULL) == \
+        Changes.of(Kind.REVIEWS, Kind.RATERS, responses=[rid], questions=[qid])
+    assert set_review_agreement(audit, "expert-1", judge, rid, "COR", None) == on_rid
+    assert set_review_verdict(audit, "expert-1", judge, rid, reviews.STRICT) == on_rid
+    assert set_review_verdict(audit, "expert-1", judge, rid, None) == on_rid
+
+
+def test_the_review_vocabulary_is_defined_once():
+    assert list(reviews.VERDICTS) == ["correct", "lenient", "strict"]
+    assert list(reviews.AGREEMENTS) == [2, 1, 0] and reviews.AGREEMENT_LEVELS == (0, 1, 2)
+    assert reviews.verdicts_text() == "correct, lenient or strict"
+    assert reviews.verdicts_text(quoted=True) == "'correct', 'lenient' or 'strict'"
+    assert reviews.agreements_text() == "2 (full), 1 (partial) or 0 (disagree)"
+    assert [reviews.verdict_of(t) for t in (" Lenient", "-1", "0", "+1", "1", "fine")] == [
+        "lenient", "lenient", "correct", "strict", "strict", None]
+    assert [reviews.is_agreement(v) for v in (0, 2, 3, True, 1.0, None)] == [
+        True, True, False, False, False, False]
+    from physgrade.validation import figures
+    assert figures.VERDICTS is reviews.VERDICTS
+    assert figures.AGREEMENT_LEVELS is reviews.AGREEMENT_LEVELS
+
+
+def test_imported_reviews_take_the_same_vocabulary(audit, tmp_path):
+    rid = "r-Optics-None-2-quark-lm-3"
+    record = {"response_id": rid, "judge": "j1", "reviewer": "expert-1", "verdict": "+1",
+              "criteria": {"COR": 2}}
+    result = import_file(audit, write_jsonl(tmp_path / "ok.jsonl", [record]), "judge_reviews")
+    assert result.changes == Changes.of(Kind.REVIEWS, Kind.RATERS)
+    assert audit.conn.execute("SELECT verdict FROM judge_reviews").fetchall() == [("strict",)]
+    with pytest.raises(ImportErrors, match="'maybe' is not correct, lenient or strict"):
+        import_file(audit, write_jsonl(tmp_path / "bad.jsonl", [{**record, "verdict": "maybe"}]),
+                    "judge_reviews")
+    with pytest.raises(ImportErrors, match=r"'3' is not 2 \(full\), 1 \(partial\) or 0 \(disagree\)"):
+        import_file(audit, write_jsonl(tmp_path / "bad2.jsonl", [{**record, "criteria": {
+            "COR": "3"}}]), "judge_reviews")

@@ -10,10 +10,11 @@ import sys
 import time
 
 
+from cancelling import CANCELLED, cancel_when
 from conftest import TEST_KEY as KEY
 from fake_anthropic import Fault
 from physgrade.cli import main
-from physgrade.judge import bloom, verdicts
+from physgrade.judge import batches, bloom, verdicts
 from physgrade.judge.prompts import Prompts
 from physgrade.project import Project
 
@@ -144,3 +145,52 @@ def test_bloom_suggestions_are_stored_as_a_model_annotator(demo, fake, capsys):
     assert main(["bloom-suggest", str(demo), "--model", MODEL, "--limit", "4",
                  "--filter", "topic=Mechanics"]) == 0
     assert len(fake.message_requests()) == 8  # the next four, not the same four again
+
+
+def test_an_interrupted_run_says_how_many_verdicts_it_stored(demo, fake):
+    fake.push(*[Fault(delay=0.05)] * DEMO_RESPONSES)
+    process = subprocess.Popen([sys.executable, "-m", "physgrade.cli", "judge", str(demo),
+                                "--model", MODEL, "--concurrency", "2"], env=dict(os.environ),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(judged(demo)) < 10:
+        time.sleep(0.02)
+    process.send_signal(signal.SIGINT)  # Ctrl+C
+    _, err = process.communicate(timeout=60)
+    stored = judged(demo)
+    assert process.returncode == 130 and 10 <= len(stored) < DEMO_RESPONSES
+    assert set(stored.values()) == {"ok"}
+    assert err == (f"{CANCELLED}{len(stored)} verdicts stored, {DEMO_RESPONSES - len(stored)} "
+                   "still to ask (a new run asks only for those)\n")
+    assert main(["judge", str(demo), "--model", MODEL]) == 0
+    assert len(judged(demo)) == DEMO_RESPONSES
+
+
+def test_a_cancelled_submission_says_which_batches_are_in(demo, fake, monkeypatch, capsys):
+    monkeypatch.setattr(batches, "MAX_REQUESTS", 2)
+    with monkeypatch.context() as patch:
+        cancel_when(patch, lambda done, total, stage: stage == "submitting batches")
+        assert main(["judge", str(demo), "--model", MODEL, "--batch", "--limit", "5"]) == 130
+    assert capsys.readouterr().err == (
+        f"{CANCELLED}1 batch of 2 requests submitted and recorded (collect them with: physgrade "
+        f"judge-status {demo}), 3 requests not submitted (a new run submits only those)\n")
+    assert len(fake.batches) == 1
+    with Project.open(demo) as project:
+        assert [state.requests for state in batches.batch_history(project)] == [2]
+    assert main(["judge", str(demo), "--model", MODEL, "--dry-run", "--limit", "5"]) == 0
+    assert "2 waiting in submitted batches" in capsys.readouterr().out
+
+
+def test_an_interrupted_collection_says_how_many_results_it_stored(demo, fake, monkeypatch,
+                                                                   capsys):
+    assert main(["judge", str(demo), "--model", MODEL, "--batch", "--limit", "5"]) == 0
+    fake.finish_batches()
+    with monkeypatch.context() as patch:
+        cancel_when(patch, lambda done, total, stage: stage.startswith("collecting") and done == 2)
+        assert main(["judge-status", str(demo)]) == 130
+    assert capsys.readouterr().err == (f"{CANCELLED}2 batch results stored (the next "
+                                       "judge-status collects the rest)\n")
+    assert len(judged(demo)) == 2
+    assert main(["judge-status", str(demo)]) == 0
+    assert "collected: 3 stored, 0 failed, 0 not answered" in capsys.readouterr().out
+    assert len(judged(demo)) == 5

@@ -3,7 +3,6 @@ the real anthropic client against the loopback fake API, cancelling, refused key
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,7 @@ pytest.importorskip("pytestqt")
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QLabel, QMessageBox  # noqa: E402
 
-from conftest import TEST_KEY, wait_for  # noqa: E402
+from conftest import TEST_KEY, shot, wait_for  # noqa: E402
 from fake_anthropic import FakeAnthropic, Fault  # noqa: E402
 from physgrade.judge import verdicts  # noqa: E402
 from physgrade.judge.prompts import Prompts  # noqa: E402
@@ -28,14 +27,6 @@ MODEL = "claude-haiku-4-5"
 RUN_MS = 30_000
 
 pytestmark = pytest.mark.usefixtures("app_settings")
-
-
-def shot(dialog: RunJudgeDialog, name: str) -> None:
-    """Save a screenshot when PHYSGRADE_SHOTS names a folder (for looking at the dialog)."""
-    folder = os.environ.get("PHYSGRADE_SHOTS")
-    if folder:
-        Path(folder).mkdir(parents=True, exist_ok=True)
-        assert dialog.grab().save(str(Path(folder) / name))
 
 
 def opened(window: MainWindow, qtbot) -> RunJudgeDialog:
@@ -131,7 +122,7 @@ def test_the_estimate_is_the_cores_plan_and_follows_the_scope(
 def test_a_run_stores_verdicts_shows_what_it_did_and_refreshes_the_window(
         window: MainWindow, demo: Path, qtbot, fake: FakeAnthropic) -> None:
     window.overview_action.trigger()
-    assessments = int(window.overview.cards["assessments"].number.text().replace(",", ""))
+    assessments = count(demo, "SELECT COUNT(*) FROM assessments")
     dialog = opened(window, qtbot)
     dialog.limit.setValue(12)
     dialog.concurrency.setValue(4)
@@ -237,14 +228,16 @@ def test_without_a_key_in_the_environment_the_dialog_asks_for_one(
     assert secret.encode() not in demo.read_bytes()
 
 
-def test_a_run_that_cannot_start_says_why(window: MainWindow, qtbot, monkeypatch) -> None:
+def test_a_run_that_cannot_start_says_why(window: MainWindow, qtbot, monkeypatch,
+                                          errors: list[str]) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_KEY)
     dialog = opened(window, qtbot)
     monkeypatch.delenv("ANTHROPIC_API_KEY")  # gone by the time the run starts
     worker = dialog.start()
     wait_for(qtbot, worker, "failed")
-    assert dialog.error.isVisible() and "no API key" in dialog.error.text()
-    assert dialog.run_button.isEnabled() and dialog.summary is None
+    assert len(errors) == 1 and errors[0].startswith("The judge did not run.")
+    assert "no API key" in errors[0]
+    assert dialog.run_button.isEnabled() and dialog.summary is None and dialog.isVisible()
 
 
 def test_closing_during_a_run_asks_then_stops_it_and_waits(

@@ -4,8 +4,12 @@ from pathlib import Path
 
 import pytest
 
+import physgrade
+from physgrade.annotation.labels import set_bloom_label
+from physgrade.changes import Changes, Kind
 from physgrade.project import Project, ProjectError, migrations
 from physgrade.rubric import ScoreError
+from physgrade.scores import NEW_RATER, RATER_KINDS, clear_score, ensure_rater, rater_id, set_score
 
 
 def test_new_project_is_wal_with_foreign_keys_and_busy_timeout(project):
@@ -78,9 +82,9 @@ def test_a_project_from_a_newer_version_is_refused(tmp_path, loaded):
 
 
 def test_set_score_commits_at_once_and_keeps_history(loaded):
-    loaded.set_score("expert-1", "r-1", "CAL", 1)
-    loaded.set_score("expert-1", "r-1", "CAL", 0, note="3 x 4 = 16")
-    loaded.clear_score("expert-1", "r-1", "CAL")
+    set_score(loaded, "expert-1", "r-1", "CAL", 1)
+    set_score(loaded, "expert-1", "r-1", "CAL", 0, note="3 x 4 = 16")
+    clear_score(loaded, "expert-1", "r-1", "CAL")
     # A second connection sees the committed history without any save step.
     other = sqlite3.connect(loaded.path)
     history = other.execute("SELECT action, old_value, new_value, changed_by FROM score_history "
@@ -92,35 +96,63 @@ def test_set_score_commits_at_once_and_keeps_history(loaded):
 
 def test_set_score_validates_against_the_question_rubric(loaded):
     with pytest.raises(ScoreError, match="outside the rubric"):
-        loaded.set_score("expert-1", "r-1", "COR", 3)
+        set_score(loaded, "expert-1", "r-1", "COR", 3)
     with pytest.raises(ScoreError, match="not a criterion of the conceptual"):
-        loaded.set_score("expert-1", "r-3", "INT", 1)
-    loaded.set_score("expert-1", "r-3", "EXE", None)  # N/A is allowed for conceptual EXE
+        set_score(loaded, "expert-1", "r-3", "INT", 1)
+    set_score(loaded, "expert-1", "r-3", "EXE", None)  # N/A is allowed for conceptual EXE
     with pytest.raises(ProjectError, match="no response"):
-        loaded.set_score("expert-1", "r-404", "INT", 1)
+        set_score(loaded, "expert-1", "r-404", "INT", 1)
     assert loaded.conn.execute("SELECT COUNT(*) FROM scores").fetchone()[0] == 1
 
 
 def test_judge_scores_keep_no_history(loaded):
-    judge = loaded.rater_id("arbiter", "llm", "prefs-v1")
+    judge = rater_id(loaded, "arbiter", "llm", "prefs-v1")
     loaded.conn.execute("INSERT INTO scores VALUES (?, 'r-1', 'prefs', 'INT', 1, NULL, 'now')",
                         (judge,))
     assert loaded.conn.execute("SELECT COUNT(*) FROM score_history").fetchone()[0] == 0
 
 
 def test_a_rater_name_keeps_its_kind(loaded):
-    loaded.rater_id("expert-1", "human")
+    rater_id(loaded, "expert-1", "human")
     with pytest.raises(ProjectError, match="already a rater of kind 'human'"):
-        loaded.rater_id("expert-1", "llm")
+        rater_id(loaded, "expert-1", "llm")
+    with pytest.raises(ProjectError, match="rater kind must be one of human, llm, rules"):
+        rater_id(loaded, "expert-3", "robot")
+
+
+def test_making_a_rater_is_a_change_and_finding_one_is_not(loaded):
+    made, changes = ensure_rater(loaded, "arbiter", "llm", "v1")
+    assert changes == NEW_RATER == Changes.of(Kind.RATERS, responses=[], questions=[])
+    assert ensure_rater(loaded, "arbiter", "llm", "v1") == (made, Changes())
+    assert ensure_rater(loaded, "arbiter", "llm", "v2")[1] == NEW_RATER
+
+
+def test_project_keeps_only_connection_migrations_and_transactions():
+    assert not [name for name in vars(Project) if name.startswith(("set_", "clear_"))]
+    assert not hasattr(Project, "rater_id") and not hasattr(Project, "response_rubric")
+
+
+def test_one_module_writes_scores_and_names_the_rater_kinds():
+    """Score rows are inserted only by physgrade.scores, which alone says who is a person."""
+    core = Path(physgrade.__file__).parent
+    assert RATER_KINDS == ("human", "llm", "rules")
+    for path in core.rglob("*.py"):
+        if path.name == "scores.py" and path.parent == core:
+            continue
+        text = path.read_text(encoding="utf-8")
+        assert "INSERT INTO scores" not in text, path
+        assert "'human'" not in text and '"human"' not in text, path
 
 
 def test_bloom_labels_are_checked_and_stored(loaded):
-    loaded.set_bloom_label("q-1", "expert-2", "Apply", "Procedural")
-    loaded.set_bloom_label("q-1", "expert-2", "Analyze", "Procedural")
+    assert set_bloom_label(loaded, "q-1", "expert-2", "Apply", "Procedural") == \
+        Changes.of(Kind.BLOOM, Kind.RATERS, questions=["q-1"])
+    assert set_bloom_label(loaded, "q-1", "expert-2", "Analyze", "Procedural") == \
+        Changes.of(Kind.BLOOM, questions=["q-1"])
     rows = loaded.conn.execute("SELECT cognitive, knowledge FROM bloom_labels").fetchall()
     assert rows == [("Analyze", "Procedural")]
     with pytest.raises(ScoreError, match="Bloom cognitive"):
-        loaded.set_bloom_label("q-1", "expert-2", "Memorise", None)
+        set_bloom_label(loaded, "q-1", "expert-2", "Memorise", None)
 
 
 def test_transaction_rolls_back_on_error(loaded):
@@ -129,3 +161,37 @@ def test_transaction_rolls_back_on_error(loaded):
             loaded.conn.execute("DELETE FROM responses")
             raise RuntimeError("boom")
     assert loaded.conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0] == 3
+
+
+def test_opening_a_project_again_keeps_the_locks_of_a_connection_already_open(tmp_path):
+    """Closing any handle on a file drops the process's POSIX locks on it: if opening a project
+    did that, another program closing its connection would take the write-ahead log away from
+    under the connection still open here, and what it wrote next would be lost."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "study.physgrade"
+    first = Project.create(path)
+    other = subprocess.Popen(
+        [sys.executable, "-c", "import sqlite3, sys\n"
+         "c = sqlite3.connect(sys.argv[1])\n"
+         "c.execute('SELECT count(*) FROM questions').fetchall()\n"
+         "print('open', flush=True)\n"
+         "sys.stdin.readline()\n"
+         "c.close()\n", str(path)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert other.stdout.readline().strip() == "open"
+        Project.open(path).close()  # a second connection of this process, opened and closed
+        other.stdin.write("\n")
+        other.stdin.flush()
+        assert other.wait(10) == 0
+    finally:
+        other.kill()
+    first.conn.execute("INSERT INTO raters (name, kind, prompt_version) VALUES ('x', 'human', '')")
+    fresh = sqlite3.connect(path)
+    try:
+        assert fresh.execute("SELECT name FROM raters").fetchall() == [("x",)]
+    finally:
+        fresh.close()
+        first.close()

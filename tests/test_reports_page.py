@@ -10,21 +10,23 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from PySide6.QtWidgets import QMessageBox, QPushButton  # noqa: E402
+from PySide6.QtCore import Qt  # noqa: E402
+from PySide6.QtWidgets import QApplication, QPushButton  # noqa: E402
 
-from conftest import wait_for  # noqa: E402
+from conftest import press, shot, wait_for  # noqa: E402
+from physgrade import scores  # noqa: E402
 from physgrade.project import Project  # noqa: E402
 import physgrade.report.build  # noqa: E402
 from physgrade.report.build import build_report  # noqa: E402
 from physgrade.report.model import Report  # noqa: E402
 from physgrade.report.options import ReportFilter, ReportOptions  # noqa: E402
+from physgrade.rubric import PREFS  # noqa: E402
 from physgrade.tasks import Task  # noqa: E402
 from physgrade_ui import reports  # noqa: E402
 from physgrade_ui.main_window import MainWindow  # noqa: E402
 from physgrade_ui.progress import ProgressDialog  # noqa: E402
 from physgrade_ui.reports import ExportReportDialog, FigureView, ReportsPage  # noqa: E402
 
-SHOTS = Path("/tmp/physgrade_shots")
 WAIT_MS = 120_000  # a report bootstraps every interval
 ROWS_CHECKED = 3
 
@@ -95,10 +97,9 @@ def test_the_page_shows_the_cores_report_computed_off_the_gui_thread(
     assert f"analyses for {page.rater.currentText()}" in page.summary.text()
     assert not is_primary(page.update_button) and page.export_button.isEnabled()
 
-    SHOTS.mkdir(exist_ok=True)
     assert window.size().width() == 1440 and window.size().height() == 900
     qtbot.wait(200)  # let the layout settle before looking
-    assert window.grab().save(str(SHOTS / "reports.png"))
+    shot(window, "reports.png")
     figure = page.findChild(FigureView, "score_differences")
     scroller = next(page.tabs.widget(i) for i in range(page.tabs.count())
                     if page.tabs.widget(i).isAncestorOf(figure))
@@ -106,7 +107,7 @@ def test_the_page_shows_the_cores_report_computed_off_the_gui_thread(
     qtbot.wait(200)
     assert scroller.widget().width() == scroller.viewport().width()  # no sideways scrolling
     scroller.verticalScrollBar().setValue(figure.y() - 200)
-    assert window.grab().save(str(SHOTS / "reports_figure.png"))
+    shot(window, "reports_figure.png")
 
 
 def test_a_filter_and_update_show_the_filtered_report(window: MainWindow, demo: Path,
@@ -168,15 +169,15 @@ def test_a_cancelled_update_keeps_the_report_shown(window: MainWindow, qtbot,
     gate = threading.Event()
     real_compute = reports.compute_report
 
-    def held_compute(path: Path, options: ReportOptions, task: Task) -> Report:
+    def held_compute(options: ReportOptions, project: Project, task: Task) -> Report:
         gate.wait(WAIT_MS / 1000)  # hold the worker until the user has pressed Cancel
-        return real_compute(path, options, task)
+        return real_compute(options, project, task)
 
     monkeypatch.setattr(reports, "compute_report", held_compute)
     choose(page, "models", page.facets["models"].menu().actions()[0].text())
     page.update_button.click()
     assert not page.update_button.isEnabled()  # one computation at a time
-    dialog = page.findChildren(ProgressDialog)[-1]
+    dialog = window.findChildren(ProgressDialog)[-1]
     with qtbot.waitSignal(page.worker.cancelled, timeout=WAIT_MS):
         dialog.findChild(QPushButton).click()
         gate.set()
@@ -188,12 +189,9 @@ def test_a_cancelled_update_keeps_the_report_shown(window: MainWindow, qtbot,
 
 
 def test_a_report_the_core_refuses_says_why_and_keeps_the_one_shown(window: MainWindow, qtbot,
-                                                                     monkeypatch) -> None:
+                                                                     errors: list[str]) -> None:
     page = shown_report(window, qtbot)
     before = page.report
-    errors: list[str] = []
-    monkeypatch.setattr(QMessageBox, "critical",
-                        lambda parent, title, text, *args: errors.append(text))
     page.rater.setCurrentText("expert-2")
     choose(page, "graders", "expert-1")  # leaves expert-2 out, so there is nothing to analyse
     page.update_button.click()
@@ -202,6 +200,59 @@ def test_a_report_the_core_refuses_says_why_and_keeps_the_one_shown(window: Main
     assert len(errors) == 1 and "no grades by 'expert-2'" in errors[0]
     assert errors[0].startswith("The report could not be computed. The report shown is unchanged.")
     assert page.report is before and is_primary(page.update_button)
+
+
+def graded_by(page: ReportsPage, grader: str) -> dict[str, int]:
+    """Per judge, how many responses the report compares with ``grader``'s totals."""
+    view = page.tables["total_score"]
+    columns = [view.horizontalHeaderItem(c).text() for c in range(view.columnCount())]
+    judge, reference, n = (columns.index(name) for name in ("Judge", "Reference", "n"))
+    return {view.item(r, judge).text(): int(view.item(r, n).text().replace(",", ""))
+            for r in range(view.rowCount()) if view.item(r, reference).text() == grader}
+
+
+def test_a_grade_given_on_the_grade_page_is_in_the_report_when_it_is_shown_again(
+        window: MainWindow, demo: Path, qtbot) -> None:
+    page = shown_report(window, qtbot)
+    before = graded_by(page, "expert-1")
+    assert before and page.report_options == page.options()
+    # Keys go to the active window; without a window manager (Xvfb) the progress dialog that
+    # just went leaves none active.
+    window.activateWindow()
+
+    window.grade_action.trigger()
+    grading = window.grading
+    qtbot.waitUntil(lambda: grading.panel.hasFocus(), timeout=10_000)
+    assert grading.select("r-0002")  # graded by both judges, not yet by expert-1
+    press(qtbot, window, *["1"] * len(grading.item.rubric.criteria))
+    assert grading.item.complete
+
+    qtbot.keyClick(QApplication.focusWidget() or window, Qt.Key.Key_4,
+                   Qt.KeyboardModifier.ControlModifier)  # no F5: showing the page is enough
+    assert window.pages.current is page
+    wait_for(qtbot, page.worker, "finished", WAIT_MS)
+    assert graded_by(page, "expert-1") == {judge: n + 1 for judge, n in before.items()}
+    assert_shows(page, core_report(demo, page.options()))
+
+
+def test_a_change_during_a_long_run_is_reported_once_the_run_ends(window: MainWindow,
+                                                                   qtbot) -> None:
+    page = shown_report(window, qtbot)
+    before, shown = graded_by(page, "expert-1"), page.report
+    gate = threading.Event()
+    held = window.ops.run("Holding", lambda project, task: gate.wait(WAIT_MS / 1000),
+                          progress_dialog=False)
+    assert held is not None and not page.update_button.isEnabled()
+    for criterion in PREFS.criteria:  # r-0002: graded by both judges, not yet by expert-1
+        assert window.ops.write(lambda project, key=criterion.key: scores.set_score(
+            project, "expert-1", "r-0002", key, 1))
+    assert page.worker is held and page.report is shown  # one long run at a time
+
+    with qtbot.waitSignal(held.finished, timeout=WAIT_MS):
+        gate.set()
+    qtbot.waitUntil(lambda: page.worker is not None, timeout=WAIT_MS)
+    wait_for(qtbot, page.worker, "finished", WAIT_MS)
+    assert graded_by(page, "expert-1") == {judge: n + 1 for judge, n in before.items()}
 
 
 def test_an_unavailable_estimate_reads_na_with_its_reason_at_hand(window: MainWindow,

@@ -12,6 +12,7 @@ from conftest import PREFS_FULL, write_jsonl
 from physgrade import score_tables
 from physgrade.importer import import_file
 from physgrade.project import Project
+from physgrade.scores import set_score
 from physgrade.report.options import HUMAN_CONSENSUS, ReportFilter
 
 
@@ -55,7 +56,7 @@ def scored(loaded: Project, tmp_path: Path) -> Project:
     import_file(loaded, write_jsonl(tmp_path / "v.jsonl", [
         {"response_id": "r-1", "judge": "arb", "prompt_version": "v2",
          "scores": {**PREFS_FULL, "ANS": 0}}]), "verdicts")
-    loaded.set_score("bob", "r-2", "INT", 1)
+    set_score(loaded, "bob", "r-2", "INT", 1)
     return loaded
 
 

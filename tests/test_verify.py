@@ -8,10 +8,13 @@ from pathlib import Path
 import pytest
 
 from physgrade.answers import verify
+from physgrade.answers.sandbox import Checker
+from physgrade.changes import NOTHING, Changes, Kind
 from physgrade.cli import main
 from physgrade.importer import import_file
 from physgrade.project import Project
 
+from cancelling import CANCELLED, cancel_when
 from conftest import question, response, write_jsonl
 
 REFERENCE_RATER = "SELECT s.response_id, s.value FROM scores s JOIN raters t ON t.id = s.rater_id " \
@@ -35,6 +38,17 @@ def test_verify_stores_the_final_answer_score_as_the_rules_rater(loaded: Project
         assert verify.stored(project, "r-4").answer == "12 m/s"
     assert main(["verify", str(loaded.path)]) == 0
     assert "0 responses checked, 5 already checked" in capsys.readouterr().out
+
+
+def test_a_verify_run_says_what_it_changed(loaded: Project) -> None:
+    with Checker() as checker:
+        summary = verify.verify(loaded, checker)
+        assert summary.changes == Changes.of(Kind.SCORES, Kind.RATERS,
+                                             responses=["r-1", "r-2", "r-3"],
+                                             questions=["q-1", "q-mc"])
+        assert verify.verify(loaded, checker).changes == NOTHING  # all checked already
+        assert verify.verify(loaded, checker, recheck=True).changes == Changes.of(
+            Kind.SCORES, responses=["r-1", "r-2", "r-3"], questions=["q-1", "q-mc"])
 
 
 def test_a_looser_tolerance_is_another_rater(loaded: Project, capsys) -> None:
@@ -98,3 +112,40 @@ def test_check_answers_refuses_a_bad_file_before_checking_anything(
     assert main(["check-answers", str(source), "--out", str(out)]) == 1
     assert f"{source}, {message}" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_an_interrupted_verify_says_how_many_checks_it_stored(loaded: Project, monkeypatch,
+                                                             capsys) -> None:
+    """Checks are committed two by two here; cancelled at the third, the first two stay."""
+    import_file(loaded, write_jsonl(loaded.path.parent / "more.jsonl", [
+        response("r-4", text="Final Answer: 12 m/s"),
+        response("r-5", text="Final Answer: 10.0 s")]), "responses")
+    loaded.close()
+    monkeypatch.setattr(verify, "_COMMIT_EVERY", 2)
+    with monkeypatch.context() as patch:
+        cancel_when(patch, lambda done, total, stage: done >= 3)
+        assert main(["verify", str(loaded.path), "--workers", "1"]) == 130
+    assert capsys.readouterr().err == (f"{CANCELLED}2 checks stored as the rater rules (a new "
+                                       "run checks only the rest)\n")
+    with Project.open(loaded.path) as project:
+        assert verify.assessed(project, verify.Settings()) == {"r-1", "r-2"}
+    with monkeypatch.context() as patch:
+        cancel_when(patch, lambda done, total, stage: done >= 3)
+        assert main(["verify", str(loaded.path), "--workers", "1", "--recheck"]) == 130
+    # Rechecked: the two stored again are counted, though the rater had them before.
+    assert capsys.readouterr().err == f"{CANCELLED}2 checks stored as the rater rules\n"
+    assert main(["verify", str(loaded.path)]) == 0
+    assert "3 responses checked, 1 equivalent, 2 not equivalent, 2 already checked" in \
+        capsys.readouterr().out
+
+
+def test_interrupted_check_answers_says_how_many_results_the_file_holds(
+        tmp_path: Path, monkeypatch, capsys) -> None:
+    source = write_jsonl(tmp_path / "in.jsonl", [{"id": n, "gold": "2 m", "pred": "2.0 m"}
+                                                 for n in range(20)])
+    out = tmp_path / "out.jsonl"
+    with monkeypatch.context() as patch:
+        cancel_when(patch, lambda done, total, stage: done >= 3)
+        assert main(["check-answers", str(source), "--out", str(out), "--workers", "1"]) == 130
+    assert capsys.readouterr().err == f"{CANCELLED}3 of 20 results written to {out}\n"
+    assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == [0, 1, 2]

@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -15,16 +16,16 @@ pytest.importorskip("pytestqt")
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from conftest import page_dom, page_text  # noqa: E402
+from conftest import page_dom, page_text, shot, wait_for, write_jsonl  # noqa: E402
+from physgrade import scores  # noqa: E402
 from physgrade.grading import grading_item  # noqa: E402
 from physgrade.project import Project  # noqa: E402
 from physgrade.queue import GRADED, NOT_STARTED  # noqa: E402
-from physgrade_ui import grader  # noqa: E402
+from physgrade_ui import grader, transfer  # noqa: E402
 from physgrade_ui.main_window import MainWindow  # noqa: E402
 from physgrade_ui.reading_view import blocked_requests  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("app_settings")
-SHOTS = Path("/tmp/physgrade_shots")
 WAIT_MS = 10_000
 
 
@@ -144,7 +145,7 @@ def test_others_stay_hidden_until_the_grade_is_complete(qtbot, graded_by_expert:
     assert headers[:2] == ["Criterion", "You"] and len(headers) >= 3
     marked = [table.item(r, c).toolTip() for r in range(8) for c in range(2, table.columnCount())]
     assert any(tip.startswith("You gave 0") for tip in marked)  # the judges were kinder
-    assert window.grab().save(str(SHOTS / "workbench-compare.png"))
+    shot(window, "workbench-compare.png")
 
 
 def test_hostile_response_renders_as_plain_text(qtbot, graded_by_expert: MainWindow) -> None:
@@ -178,6 +179,45 @@ def test_filters_and_search_narrow_the_queue(qtbot, graded_by_expert: MainWindow
     assert model.rowCount() == 126
 
 
+def test_changes_made_elsewhere_refresh_the_queue_and_keep_the_graders_place(
+        qtbot, graded_by_expert: MainWindow, tmp_path: Path) -> None:
+    window = graded_by_expert
+    page = window.grading
+    model = page.queue.model
+    models = page.queue.facets["models"]
+    next(a for a in models.menu().actions() if a.text() == "quark-lm-3").setChecked(True)
+    assert model.rowCount() == 42
+    page.select("r-0002")
+    press(qtbot, window, "0", Qt.Key.Key_Down)
+    assert page.item.values == {"INT": 0} and page.panel.current_criterion.key == "CON"
+    qtbot.wait(500)  # the layouts asked for so far (the filter's, the selection's) are done
+    rendered: list[str] = []
+    page.shown.connect(rendered.append)
+
+    # A score of another response, written elsewhere: its row counts it, nothing else moves.
+    other = next(model.item(row).response_id for row in range(model.rowCount())
+                 if model.item(row).scored == 0 and model.item(row).response_id != "r-0002")
+    assert window.ops.write(partial(scores.set_score, grader="expert-1", response_id=other,
+                                    criterion="INT", value=1))
+    assert model.index(model.row_of(other), 2).data() == "1/8"
+    assert page.item.response_id == "r-0002" and page.item.values == {"INT": 0}
+    assert page.panel.current_criterion.key == "CON"
+    qtbot.wait(300)
+    assert rendered == []  # the reading was not laid out again
+
+    # New responses: the queue is read again, with the filter and the response on show kept.
+    added = write_jsonl(tmp_path / "more.jsonl", [{"id": "r-new", "question_id": "q-0002",
+                                                   "model": "quark-lm-3",
+                                                   "response": "Final Answer: 3 m/s"}])
+    wait_for(qtbot, window.start_import(transfer.ImportRequest(added, "responses", {})),
+             "finished")
+    assert model.rowCount() == 43 and model.row_of("r-new") is not None
+    assert models.text() == "Model: quark-lm-3"
+    assert page.item.response_id == "r-0002" and page.item.values == {"INT": 0}
+    assert page.panel.current_criterion.key == "CON"  # not the first unscored (MOD)
+    assert model.index(model.row_of(other), 2).data() == "1/8"
+
+
 def test_help_overlay_lists_every_key(qtbot, graded_by_expert: MainWindow) -> None:
     window = graded_by_expert
     press(qtbot, window, "?")
@@ -185,7 +225,7 @@ def test_help_overlay_lists_every_key(qtbot, graded_by_expert: MainWindow) -> No
     shown = [w.text() for w in window.help.card.findChildren(type(window.progress_label))]
     for words in ("Undo the last change", "Next response I have not finished", "Import"):
         assert any(words in text for text in shown), words
-    assert window.grab().save(str(SHOTS / "help.png"))
+    shot(window, "help.png")
     press(qtbot, window, Qt.Key.Key_Escape)
     assert not window.help.isVisible()
 

@@ -2,10 +2,11 @@
 
 A hint only: it never scores, takes no focus and leaves the panel's keys alone. Its source is
 the ``rules`` rater's stored check when ``physgrade verify`` has been run, else a live check of
-the response against the question's reference answer, run off the GUI thread by one
-:class:`~physgrade.answers.sandbox.Checker` that the workbench keeps for as long as the window
-is open. The checker is created on the worker thread at first use, so neither it nor sympy and
-pint (which only its worker processes import) cost the app anything at start-up.
+the response against the question's reference answer, run off the GUI thread (as a read of
+:class:`~physgrade_ui.operations.Operations`) by one :class:`~physgrade.answers.sandbox.Checker`
+that the workbench keeps for as long as the window is open. The checker is created on the
+worker thread at first use, so neither it nor sympy and pint (which only its worker processes
+import) cost the app anything at start-up.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from physgrade.grading import GradingItem
 from physgrade.project import Project
 from physgrade.tasks import Task
 from physgrade_ui import style
+from physgrade_ui.operations import Operations
 from physgrade_ui.workers import Worker
 
 BAD = "#b3261e"  # the style's error colour, kept to the one-character mark
@@ -55,8 +57,6 @@ def details(check: Check, gold: str, was_stored: bool) -> str:
     lines += [f"{name}: {html.escape(value)}" for name, value in rows]
     lines.append("<i>A hint only: it never sets a score.</i>")
     return "<p style='white-space:pre-wrap'>" + "<br>".join(lines) + "</p>"
-
-
 
 
 class ElidedLabel(QLabel):
@@ -142,11 +142,13 @@ class AnswerHints(QObject):
     #: a check's result is on show for this response id (stored, remembered or just checked)
     shown = Signal(str)
 
-    def __init__(self, parent: QObject | None = None) -> None:
+    def __init__(self, ops: Operations, parent: QObject | None = None) -> None:
         super().__init__(parent)
+        self.ops = ops
+        ops.project_changed.connect(self._project_changed)
         self.view = AnswerHint()
         self.checker: Checker | None = None  # made on the worker thread at first use
-        self.worker: Worker | None = None
+        self.worker: Worker | None = None  # the check under way (a read the operations run)
         self.checks: dict[str, Check] = {}  # live checks of this project session, by response
         self._session = 0  # a new project (or a re-read one) starts a new session
         self._current: tuple[int, str] | None = None
@@ -197,16 +199,24 @@ class AnswerHints(QObject):
             self.checker.close()
             self.checker = None
 
-    # -- the worker thread -----------------------------------------------------------------
+    def _project_changed(self, project: Project | None) -> None:
+        """The operations closed the project once the reads under way on it had returned, and
+        drop their results: no check is under way any more."""
+        if project is None:
+            self.worker = self._running = None
+            self.reset()
+
+    # -- the check, off the GUI thread -----------------------------------------------------
 
     def _start(self, key: tuple[int, str], request: Request) -> None:
         self._running = key
-        self.worker = Worker(partial(self._check, request), self)
-        self.worker.finished.connect(partial(self._done, key, request))
-        self.worker.failed.connect(partial(self._failed, key))
-        self.worker.start()
+        self.worker = self.ops.read(partial(self._check, request),
+                                    partial(self._done, key, request), key=self,
+                                    failed=partial(self._failed, key))
+        if self.worker is None:  # no project open
+            self._running = None
 
-    def _check(self, request: Request, task: Task) -> Check:
+    def _check(self, request: Request, project: Project, task: Task) -> Check:
         """On the worker thread: the one checker is made here, never on the GUI thread."""
         if self.checker is None:
             self.checker = Checker()
@@ -229,8 +239,7 @@ class AnswerHints(QObject):
         self._start_next()
 
     def _finish(self) -> bool:
-        """The worker is done; True if the hints have stopped meanwhile."""
-        self.worker.deleteLater()
+        """The check is done; True if the hints have stopped meanwhile."""
         self.worker = self._running = None
         return self._stopped
 

@@ -1,9 +1,16 @@
-"""The desktop app's entry point, called by ``physgrade gui`` and ``physgrade demo``."""
+"""The desktop app's entry point, called by ``physgrade gui`` and ``physgrade demo``.
+
+The command line finds :func:`run` through the ``physgrade.app`` entry point group declared in
+pyproject.toml, never by importing this package: the core runs where the app is not installed.
+"""
 
 from __future__ import annotations
 
 import sys
+from functools import partial
 from pathlib import Path
+from types import TracebackType
+from typing import Callable
 
 from PySide6.QtWidgets import QApplication
 
@@ -19,5 +26,16 @@ def run(path: Path | None = None) -> int:
     app.setOrganizationName("physgrade")
     style.apply(app)
     window = MainWindow(path if path is not None else recent.most_recent())
+    sys.excepthook = partial(_last_resort, window, sys.excepthook)
     window.show()
     return app.exec()
+
+
+def _last_resort(window: MainWindow, default: Callable[..., object], kind: type[BaseException],
+                 error: BaseException, trace: TracebackType | None) -> None:
+    """A failure no operation caught (a bug of ours): printed as Python would, and told the
+    user in the one error box rather than lost on a terminal they may not see."""
+    default(kind, error, trace)
+    if isinstance(error, Exception):
+        window.ops.fail("Something went wrong", error,
+                        "physgrade hit an unexpected error; your work up to here is saved.")

@@ -7,12 +7,14 @@ show is named only by its blind alias ("Judge B"): its real name appears nowhere
 For each criterion the reviewer says how far they agree with the judge's score (2 full,
 1 partial, 0 disagree), then labels the verdict as a whole correct, lenient or strict.
 
-Keyboard first, like the workbench: every change is committed at once through the project.
+Keyboard first, like the workbench: every change (a review, a sample drawn) is committed at
+once through the window's operations, which tell every page what changed.
 """
 
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 from functools import partial
 from html import escape
 from typing import Callable
@@ -20,29 +22,31 @@ from typing import Callable
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QShowEvent
 from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QComboBox, QFrame, QHBoxLayout,
-                               QLineEdit, QListWidget, QListWidgetItem, QMessageBox,
-                               QProgressBar, QPushButton, QScrollArea, QSpinBox, QSplitter,
-                               QStackedWidget, QVBoxLayout, QWidget)
+                               QLineEdit, QListWidget, QListWidgetItem, QProgressBar,
+                               QPushButton, QScrollArea, QSpinBox, QSplitter, QStackedWidget,
+                               QVBoxLayout, QWidget)
 
+from physgrade.changes import NOTHING, Changes, Kind
 from physgrade.grading import grading_item
-from physgrade.project import Project, ProjectError
+from physgrade.project import Project
 from physgrade.report.options import report_choices
-from physgrade.rubric import ScoreError
-from physgrade.validation import sampling, session
+from physgrade.validation import reviews, sampling, session
 from physgrade.validation.sampling import Sample
 from physgrade.validation.session import ReviewItem, VerdictView
 from physgrade_ui import reading, style, transfer
+from physgrade_ui.operations import Operations, Write
+from physgrade_ui.pages import Section
 from physgrade_ui.reading_view import BufferedReadingView
 from physgrade_ui.widgets import EmptyState, RowCursor, label, shortcuts
 
-Section = tuple[str, list[tuple[str, str]]]
-
-#: The reviewer's agreement with one criterion's score: value, button text, meaning.
-AGREEMENTS = ((2, "2", "Full agreement"), (1, "1", "Partial agreement"), (0, "0", "Disagree"))
-#: The reviewer's label of a verdict as a whole: value, button text, key, meaning.
-VERDICTS = (("correct", "Correct", "C", "the judge's verdict is right"),
-            ("lenient", "Lenient", "L", "the judge under-penalizes"),
-            ("strict", "Strict", "S", "the judge over-penalizes"))
+#: The reviewer's agreement with one criterion's score (the core's scale): value, button text,
+#: meaning.
+AGREEMENTS = ((reviews.FULL, "2", "Full agreement"), (reviews.PARTIAL, "1", "Partial agreement"),
+              (reviews.DISAGREE, "0", "Disagree"))
+#: The reviewer's label of a verdict as a whole (the core's labels): value, button text, key,
+#: meaning.
+VERDICTS = tuple((verdict, verdict.capitalize(), verdict[0].upper(), meaning)
+                 for verdict, meaning in reviews.VERDICTS.items())
 #: The facets a sample can be stratified over, as the dialog names them.
 FACET_NAMES = (("topic", "Topic"), ("bloom", "Bloom level"), ("model", "Model"))
 #: The keys, as the hint line and the help overlay list them.
@@ -88,15 +92,42 @@ def _polish(widget: QWidget) -> None:
 # -- the New sample dialog ------------------------------------------------------------------
 
 
-class NewSampleDialog(transfer.TransferDialog[Sample]):
-    """Name, judges, facets, size and seed of a new sample; drawn (and stored) on accept, or
-    refused in the dialog with the core's reason, nothing stored."""
+@dataclass(slots=True)
+class SampleDraw:
+    """A sample the reviewer asked for, as a write for the operations; after it ran, the
+    sample drawn or the core's reason for refusing it."""
 
-    def __init__(self, project: Project, judge_labels: list[str],
-                 parent: QWidget | None = None) -> None:
+    name: str
+    judges: tuple[str, ...]
+    per_stratum: int
+    seed: int
+    strata: tuple[str, ...]
+    sample: Sample | None = None
+    refusal: str | None = None
+
+    def __call__(self, project: Project) -> Changes:
+        """Draw and store it; a refusal of what was asked (no judge, a name taken: the core's
+        ValueError) is kept to show next to the form, nothing stored."""
+        try:
+            self.sample = sampling.draw(project, self.name, self.judges, self.per_stratum,
+                                        self.seed, self.strata)
+        except ValueError as exc:
+            message = str(exc)
+            self.refusal = message[:1].upper() + message[1:] + "."
+            return NOTHING
+        self.refusal = None
+        return self.sample.changes
+
+
+class NewSampleDialog(transfer.TransferDialog[SampleDraw]):
+    """Name, judges, facets, size and seed of a new sample. On accept it is handed to
+    ``submit`` (which draws it through the operations): drawn, the dialog closes; refused, it
+    stays open with the core's reason, nothing stored."""
+
+    def __init__(self, taken: set[str], judge_labels: list[str],
+                 submit: Callable[[SampleDraw], None], parent: QWidget | None = None) -> None:
         super().__init__("New audit sample", "Draw sample", parent)
-        self.project = project
-        taken = {s.name for s in sampling.samples(project)}
+        self.submit = submit
         number = len(taken) + 1
         while f"Sample {number}" in taken:
             number += 1
@@ -156,15 +187,13 @@ class NewSampleDialog(transfer.TransferDialog[Sample]):
         return tuple(facet for facet, box in self.facets.items() if box.isChecked())
 
     def accept(self) -> None:
-        try:
-            drawn = sampling.draw(self.project, self.name.text(), self.chosen_judges(),
-                                  self.per_stratum.value(), self.seed.value(),
-                                  self.chosen_facets())
-        except (ValueError, ProjectError) as exc:
-            message = str(exc)
-            self.refuse(message[:1].upper() + message[1:] + ".")
-            return
-        self.grant(drawn)
+        draw = SampleDraw(self.name.text(), tuple(self.chosen_judges()),
+                          self.per_stratum.value(), self.seed.value(), self.chosen_facets())
+        self.submit(draw)
+        if draw.refusal is not None:
+            self.refuse(draw.refusal)
+        else:  # drawn, or kept until the project is free, or failed (the operations said so)
+            self.grant(draw)
 
 
 # -- the verdict panel ----------------------------------------------------------------------
@@ -284,8 +313,9 @@ class VerdictPanel(RowCursor, QWidget):
             button.clicked.connect(partial(self.verdict_clicked.emit, value))
             self.verdict_buttons.addButton(button)
             verdicts.addWidget(button, 1)
-        self.verdict_note = label("Lenient: under-penalizes   ·   Strict: over-penalizes",
-                                  "muted", self)
+        self.verdict_note = label("   ·   ".join(
+            f"{text}: {meaning.removeprefix('the judge ')}"
+            for value, text, _, meaning in VERDICTS if value != reviews.CORRECT), "muted", self)
         self.finished = label("", "finished", self)
         self.finished.setTextFormat(Qt.TextFormat.PlainText)
         self.finished.setWordWrap(True)
@@ -364,13 +394,13 @@ class VerdictPanel(RowCursor, QWidget):
 
 
 class AuditPage(QWidget):
-    """Audit the open project's judges on a sample; ``status`` carries messages for the
-    status bar."""
+    """Audit the open project's judges on a sample."""
 
-    status = Signal(str)
+    page_title = "Audit"
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, ops: Operations, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.ops = ops
         self.project: Project | None = None
         self.reviewer: str | None = None
         self.judge_labels: list[str] = []
@@ -495,7 +525,6 @@ class AuditPage(QWidget):
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
         QTimer.singleShot(0, self._size_session)
-        QTimer.singleShot(0, self.focus_panel)
 
     def _size_session(self) -> None:
         if self._sized or not self.session.isVisible():
@@ -511,31 +540,56 @@ class AuditPage(QWidget):
 
     # -- the project ----------------------------------------------------------------------------
 
-    def open(self, project: Project, reviewer: str | None) -> None:
-        """Show ``project``'s samples for ``reviewer`` (keeping the sample on show)."""
-        same = self.project is not None and self.project.path == project.path
+    def open(self, project: Project | None, reviewer: str | None) -> None:
+        """Show ``project``'s samples for ``reviewer``, keeping the sample on show if it is
+        the same project."""
+        if self.dialog is not None:
+            self.dialog.reject()  # its judges and names were the old project's
+        same = project is not None and self.project is not None and \
+            self.project.path == project.path
         self.project, self.reviewer = project, reviewer
-        self.judge_labels = judges(project)
+        self.judge_labels = judges(project) if project is not None else []
         self._fill_samples(self.current_sample_id() if same else None)
+        self._sample_changed()
 
-    def close_project(self) -> None:
-        self.project = self.view = self.index = None
-        self.items, self.trail, self.judge_labels = [], [], []
-        self.sample.blockSignals(True)
-        self.sample.clear()
-        self.sample.blockSignals(False)
-        self.reader.show_html(reading.placeholder("Choose a sample."))
+    def apply(self, changes: Changes) -> None:
+        """Re-read what the changes touch: the judges offered, the samples, the verdict on
+        show and the progress; the sample and the verdict on show stay."""
+        if changes.touches(Kind.SCORES, Kind.RATERS):
+            self.judge_labels = judges(self.project)
+        if changes.touches(Kind.SAMPLES) and self._fill_samples(self.current_sample_id()):
+            self._sample_changed()
+            return
         self._show_state()
+        if self.index is None:
+            return
+        item = self.items[self.index]
+        if changes.touches(Kind.QUESTIONS, Kind.RESPONSES) and _names(changes.responses,
+                                                                       {item.response_id}):
+            self.reader.show_html(self._reading(item))
+        if changes.touches(Kind.REVIEWS, Kind.SCORES, Kind.SAMPLES) and _names(
+                changes.responses, {shown.response_id for shown in self.items}):
+            self._show_view(keep_current=True)
+
+    def focus_widget(self) -> QWidget:
+        """The review panel; before there is a sample, the button that draws one."""
+        return self.panel if self.body.currentWidget() is self.content else self.empty_new
+
+    def focus_search(self) -> bool:
+        return False
 
     def stop(self) -> None:
-        """The window is closing: close a dialog left open (it holds the connection)."""
-        if self.dialog is not None:
-            self.dialog.reject()
+        """The window is closing: close a dialog left open and let the project go, so that
+        nothing still queued (the next response laid out) reads its closing connection."""
+        self.open(None, None)
 
     def current_sample_id(self) -> int | None:
         return self.sample.currentData() if self.sample.count() else None
 
-    def _fill_samples(self, choose: int | None = None) -> None:
+    def _fill_samples(self, choose: int | None) -> bool:
+        """List the stored samples with ``choose`` on show (if it is one; else the newest).
+        True if that is another sample than was on show (its session is not read yet)."""
+        before = self.current_sample_id()
         stored = sampling.samples(self.project) if self.project is not None else []
         self.sample.blockSignals(True)
         self.sample.clear()
@@ -546,7 +600,7 @@ class AuditPage(QWidget):
         index = self.sample.findData(choose) if choose is not None else -1
         self.sample.setCurrentIndex(index if index >= 0 else self.sample.count() - 1)
         self.sample.blockSignals(False)
-        self._sample_changed()
+        return self.current_sample_id() != before
 
     def _show_state(self) -> None:
         has_sample = self.project is not None and self.sample.count() > 0
@@ -568,16 +622,23 @@ class AuditPage(QWidget):
         """The New sample dialog, window-modal but not blocking; a drawn sample is chosen."""
         if self.project is None or self.dialog is not None:
             return None
-        self.dialog = NewSampleDialog(self.project, self.judge_labels, self)
-        self.dialog.accepted.connect(self._drawn)
+        taken = {stored.name for stored in sampling.samples(self.project)}
+        self.dialog = NewSampleDialog(taken, self.judge_labels, self.draw_sample, self)
         self.dialog.finished.connect(self._dialog_closed)
         self.dialog.open()
         return self.dialog
 
-    def _drawn(self) -> None:
-        drawn = self.dialog.request()
-        self._fill_samples(drawn.id)
-        self.status.emit(f"Sample “{drawn.name}” drawn: {drawn.text()}")
+    def draw_sample(self, draw: SampleDraw) -> None:
+        """Draw and store a sample through the operations (it comes on show once stored)."""
+        self.ops.write(draw, done=partial(self._drawn, draw), what="sample")
+
+    def _drawn(self, draw: SampleDraw, changes: Changes) -> None:
+        if draw.sample is None:  # refused: the dialog, if still open, shows why too
+            self.ops.say(f"Sample “{draw.name.strip()}” not drawn: {draw.refusal}")
+            return
+        self._fill_samples(draw.sample.id)
+        self._sample_changed()
+        self.ops.say(f"Sample “{draw.sample.name}” drawn: {draw.sample.text()}")
 
     def _dialog_closed(self) -> None:
         dialog, self.dialog = self.dialog, None
@@ -585,6 +646,7 @@ class AuditPage(QWidget):
         QTimer.singleShot(0, self.focus_panel)
 
     def _sample_changed(self) -> None:
+        """Read the session of the sample on show, from its first verdict left to review."""
         self.trail.clear()
         self.view = self.index = None
         sample_id = self.current_sample_id()
@@ -669,12 +731,12 @@ class AuditPage(QWidget):
         if found is not None:
             target = (self.index + 1 + found) % count
             if target == self.index:
-                self.status.emit("This is the last verdict left to review.")
+                self.ops.say("This is the last verdict left to review.")
                 return
         elif self.index + 1 < count:
             target = self.index + 1
         else:
-            self.status.emit("Sample finished: every verdict is reviewed.")
+            self.ops.say("Sample finished: every verdict is reviewed.")
             return
         self.trail.append(self.index)
         self.show_index(target)
@@ -685,7 +747,7 @@ class AuditPage(QWidget):
             return
         target = self.trail.pop() if self.trail else self.index - 1
         if target < 0:
-            self.status.emit("This is the first verdict of the sample.")
+            self.ops.say("This is the first verdict of the sample.")
             return
         self.show_index(target)
 
@@ -721,14 +783,11 @@ class AuditPage(QWidget):
         if self.view is None:
             return False
         item = self.items[self.index]
-        ok = self._write(partial(self.project.set_review_agreement, self.reviewer,
-                                 item.judge_id, item.response_id, criterion, value))
-        if ok:
-            self._show_view(keep_current=True)
-            self._say_saved(f"{criterion}: " + ("agreement cleared" if value is None else
-                                                dict((v, m) for v, _, m in AGREEMENTS)[value]
-                                                .lower()))
-        return ok
+        what = ("agreement cleared" if value is None else
+                next(meaning for level, _, meaning in AGREEMENTS if level == value).lower())
+        return self._write(partial(reviews.set_review_agreement, reviewer=self.reviewer,
+                                   judge_id=item.judge_id, response_id=item.response_id,
+                                   criterion=criterion, agreement=value), f"{criterion}: {what}")
 
     def clear_agreement(self) -> None:
         key = self.panel.current_key
@@ -736,16 +795,14 @@ class AuditPage(QWidget):
             self.agree_with(key, None)
 
     def set_label(self, verdict: str | None) -> bool:
-        """Commit the reviewer's label of the verdict as a whole."""
+        """Commit the reviewer's label of the verdict as a whole (None clears it)."""
         if self.view is None:
             return False
         item = self.items[self.index]
-        ok = self._write(partial(self.project.set_review_verdict, self.reviewer, item.judge_id,
-                                 item.response_id, verdict))
-        if ok:
-            self._show_view(keep_current=True)
-            self._say_saved(f"Verdict labelled {verdict}" if verdict else "Label cleared")
-        return ok
+        return self._write(partial(reviews.set_review_verdict, reviewer=self.reviewer,
+                                   judge_id=item.judge_id, response_id=item.response_id,
+                                   verdict=verdict),
+                           f"Verdict labelled {verdict}" if verdict else "Label cleared")
 
     def toggle_label(self, verdict: str) -> None:
         """A verdict button clicked: set that label, or take it back if it was set."""
@@ -753,18 +810,20 @@ class AuditPage(QWidget):
             self.set_label(None if self.view.verdict == verdict else verdict)
         self.focus_panel()
 
-    def _say_saved(self, what: str) -> None:
-        done = self.view is not None and self.view.done
-        self.status.emit(f"{self.view.alias} on {self.view.response_id}: {what}."
-                         + ("  Verdict reviewed — N for the next." if done else ""))
-
-    def _write(self, write: Callable[[], None]) -> bool:
+    def _write(self, write: Write, what: str) -> bool:
+        """Commit a review through the operations; once saved, the broadcast has shown it
+        (:meth:`apply`), and the status bar says ``what`` was done."""
         if self.project is None or self.reviewer is None:
-            self.status.emit(NO_REVIEWER)
+            self.ops.say(NO_REVIEWER)
             return False
-        try:
-            write()
-        except (ProjectError, ScoreError) as exc:
-            QMessageBox.warning(self, "Review not saved", str(exc))
+        if not self.ops.write(write, what="review"):
             return False
+        if self.view is not None:
+            self.ops.say(f"{self.view.alias} on {self.view.response_id}: {what}."
+                         + ("  Verdict reviewed — N for the next." if self.view.done else ""))
         return True
+
+
+def _names(ids: frozenset[str] | None, shown: set[str]) -> bool:
+    """Whether changes to ``ids`` (None: any) may touch one of ``shown``."""
+    return ids is None or not ids.isdisjoint(shown)

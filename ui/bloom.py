@@ -3,8 +3,9 @@
 A session mode in the manner of the workbench: one question on show, read large, with two
 pickers under it (cognitive level on the number row, 1–6; knowledge type on Q W E R, as the
 keyboard lays them out). A model's suggestion can stand beside the pickers — A or Enter takes
-it — or be hidden for blind labelling. Every pick is committed at once through the project;
-once both dimensions are picked the next question comes on show by itself.
+it — or be hidden for blind labelling. Every pick is committed at once through the window's
+operations, which tell every page what changed; once both dimensions are picked the next
+question comes on show by itself.
 
 In the Disagreements filter the page adjudicates instead: the other annotators' labels and the
 current final label are shown, and the same keys set the question's final label.
@@ -20,21 +21,22 @@ from typing import Callable
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QShowEvent
 from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QComboBox, QFrame, QGridLayout,
-                               QHBoxLayout, QMessageBox, QPushButton, QScrollArea, QSplitter,
+                               QHBoxLayout, QPushButton, QScrollArea, QSplitter,
                                QStackedWidget, QVBoxLayout, QWidget)
 
 from physgrade.annotation import session
+from physgrade.annotation.labels import set_bloom_final, set_bloom_label
 from physgrade.annotation.session import BloomItem, Label
+from physgrade.changes import Changes, Kind
 from physgrade.maths import to_html
-from physgrade.project import Project, ProjectError
+from physgrade.project import Project
 from physgrade.queries import question as stored_question
-from physgrade.rubric import ScoreError
 from physgrade.taxonomy import BLOOM_COGNITIVE, BLOOM_KNOWLEDGE
 from physgrade_ui import reading, style
+from physgrade_ui.operations import Operations
+from physgrade_ui.pages import Section
 from physgrade_ui.reading_view import BufferedReadingView
 from physgrade_ui.widgets import EmptyState, label, shortcuts
-
-Section = tuple[str, list[tuple[str, str]]]
 
 #: The keys of the two pickers, in the vocabularies' order: the number row and Q W E R.
 COGNITIVE_KEYS = tuple(str(n) for n in range(1, len(BLOOM_COGNITIVE) + 1))
@@ -158,14 +160,13 @@ class Picker(QObject):
 
 
 class BloomPage(QWidget):
-    """Label the open project's questions with Bloom's taxonomy; ``status`` carries messages
-    for the status bar, ``ask_annotator`` asks the window who is labelling."""
+    """Label the open project's questions with Bloom's taxonomy."""
 
-    status = Signal(str)
-    ask_annotator = Signal()
+    page_title = "Bloom labels"
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, ops: Operations, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.ops = ops
         self.project: Project | None = None
         self.annotator: str | None = None
         self.items: list[str] = []
@@ -405,7 +406,6 @@ class BloomPage(QWidget):
         super().showEvent(event)
         self.ticker.start()
         QTimer.singleShot(0, self._size_reading)
-        QTimer.singleShot(0, self.focus_session)
 
     def hideEvent(self, event) -> None:  # noqa: ANN001 - Qt's QHideEvent
         self.ticker.stop()
@@ -437,17 +437,23 @@ class BloomPage(QWidget):
     def blinded(self) -> bool:
         return self.blind.isChecked()
 
-    def open(self, project: Project, annotator: str | None) -> None:
-        """Show ``project``'s questions for ``annotator``; the session (its counts and pace)
-        goes on while the project and the annotator stay the same."""
-        same = (self.project is not None and self.project.path == project.path
-                and self.annotator == annotator)
+    def open(self, project: Project | None, annotator: str | None) -> None:
+        """Show ``project``'s questions for ``annotator``; the filters, the question on show
+        and the session (its counts and pace) go on while the project and the annotator stay
+        the same."""
+        same = (project is not None and self.project is not None
+                and self.project.path == project.path and self.annotator == annotator)
         if not same:
             self.session_labelled.clear()
             self.session_adjudicated.clear()
             self.started = self.clock()
         self.project, self.annotator = project, annotator
         self.annotator_label.setText(f"Annotator: {annotator}" if annotator else "No annotator")
+        if project is None:  # the empty state says so (the reading is out of sight)
+            self.item = self.index = None
+            self.items = []
+            self._show_state()
+            return
         self._filling = True
         topic = self.topic.currentData() if same else None
         self.topic.clear()
@@ -455,25 +461,56 @@ class BloomPage(QWidget):
         for name in session.topics(project):
             self.topic.addItem(name, name)
         self.topic.setCurrentIndex(max(0, self.topic.findData(topic)) if topic else 0)
-        source = self.suggester if same else None
-        self.source.clear()
-        self.source.addItem("None", None)
-        for name in session.suggesters(project):
-            self.source.addItem(name, name)
-        chosen = self.source.findData(source) if source else -1
-        self.source.setCurrentIndex(chosen if chosen > 0 else min(1, self.source.count() - 1))
+        self._fill_sources(keep=same)
         self._filling = False
         keep = self.item.question_id if same and self.item is not None else None
         self._load_queue(keep)
 
-    def close_project(self) -> None:
-        self.project = self.item = self.index = None
-        self.items = []
-        self.reader.show_html(reading.placeholder("Open a project to label its questions."))
-        self._show_state()
+    def apply(self, changes: Changes) -> None:
+        """Re-read what the changes touch. New or changed questions: the topics and the queue
+        (keeping the question on show); labels: the question on show, the suggestion
+        sources and the counts. The queue otherwise stays as read, so that a question
+        labelled does not vanish under the annotator."""
+        if changes.touches(Kind.QUESTIONS):
+            self.open(self.project, self.annotator)
+            return
+        if not changes.touches(Kind.BLOOM):
+            return
+        suggester = self.suggester
+        self._filling = True
+        self._fill_sources(keep=True)
+        self._filling = False
+        on_show = self.item is not None and (changes.questions is None
+                                             or self.item.question_id in changes.questions)
+        if on_show or (self.item is not None and self.suggester != suggester):
+            self._show_item(render=False)
+        else:
+            self._show_stats()
+
+    def _fill_sources(self, keep: bool) -> None:
+        """List the models whose labels can be suggested. With ``keep`` the choice stays (also
+        "None") while it is still offered; otherwise, or once it is gone, the first model is
+        chosen."""
+        kept, chosen = keep and self.source.count() > 0, self.suggester
+        self.source.clear()
+        self.source.addItem("None", None)
+        for name in session.suggesters(self.project):
+            self.source.addItem(name, name)
+        index = (0 if chosen is None else self.source.findData(chosen)) if kept else -1
+        self.source.setCurrentIndex(index if index >= 0 else min(1, self.source.count() - 1))
+
+    def focus_widget(self) -> QWidget:
+        """The pickers; with nothing to label, the empty state's button."""
+        return self.pickers if self.body.currentWidget() is self.session else self.empty_button
+
+    def focus_search(self) -> bool:
+        return False
 
     def stop(self) -> None:
+        """The window is closing: let the project go, so that nothing still queued (the
+        pace, the next question laid out) reads its closing connection."""
         self.ticker.stop()
+        self.open(None, None)
 
     def _queue_changed(self) -> None:
         if not self._filling:
@@ -548,7 +585,7 @@ class BloomPage(QWidget):
     def _empty_action(self) -> None:
         text = self.empty_button.text()
         if text == "Change grader…":
-            self.ask_annotator.emit()
+            self.ops.ask_person.emit()
         elif text == "Show all topics":
             self.topic.setCurrentIndex(0)
         elif text == "Label unlabelled questions":
@@ -680,20 +717,20 @@ class BloomPage(QWidget):
             if not left:
                 self.items, self.index, self.item = [], None, None
                 self._show_state()
-                self.status.emit("All labelled: every question in the filter has your label.")
+                self.ops.say("All labelled: every question in the filter has your label.")
                 return
             self.items = left
-            self.status.emit(f"Back to the {len(left):,} question"
-                             f"{'' if len(left) == 1 else 's'} you skipped.")
+            self.ops.say(f"Back to the {len(left):,} question"
+                         f"{'' if len(left) == 1 else 's'} you skipped.")
             self.show_index(0)
             return
-        self.status.emit("This is the last question in the filter.")
+        self.ops.say("This is the last question in the filter.")
 
     def previous_item(self) -> None:
         if self.index is None:
             return
         if self.index == 0:
-            self.status.emit("This is the first question in the filter.")
+            self.ops.say("This is the first question in the filter.")
             return
         self.show_index(self.index - 1)
 
@@ -752,8 +789,8 @@ class BloomPage(QWidget):
             return
         suggestion = None if self.blinded else self.item.suggestion
         if suggestion is None or (suggestion.cognitive is None and suggestion.knowledge is None):
-            self.status.emit("Blind: no suggestion to accept." if self.blinded else
-                             "No suggestion to accept for this question.")
+            self.ops.say("Blind: no suggestion to accept." if self.blinded else
+                         "No suggestion to accept for this question.")
             return
         given = {k: v for k, v in (("cognitive", suggestion.cognitive),
                                    ("knowledge", suggestion.knowledge)) if v is not None}
@@ -778,7 +815,7 @@ class BloomPage(QWidget):
         """Commit a label made of ``given`` dimensions and ``keep``'s others: the annotator's own,
         or while adjudicating the question's final label."""
         if self.project is None or self.annotator is None or self.item is None:
-            self.status.emit(NO_ANNOTATOR)
+            self.ops.say(NO_ANNOTATOR)
             return False
         cognitive = given.get("cognitive", keep.cognitive if keep else None)
         knowledge = given.get("knowledge", keep.knowledge if keep else None)
@@ -786,29 +823,29 @@ class BloomPage(QWidget):
         if self.adjudicating and (cognitive is None) != (knowledge is None):
             self.pending = Label(cognitive, knowledge)  # a final label needs both halves
             missing = "knowledge type (Q W E R)" if knowledge is None else "cognitive level (1–6)"
-            self.status.emit(f"{question_id}: now the {missing} of the final label.")
+            self.ops.say(f"{question_id}: now the {missing} of the final label.")
             self._show_item(render=False)
             return True
         self.pending = None
-        try:
-            if self.adjudicating:
-                self.project.set_bloom_final(question_id, cognitive, knowledge, self.annotator)
-            else:
-                self.project.set_bloom_label(question_id, self.annotator, cognitive, knowledge)
-        except (ProjectError, ScoreError, ValueError) as exc:
-            QMessageBox.warning(self, "Label not saved", str(exc))
-            return False
-        done = cognitive is not None or knowledge is not None
-        tally = self.session_adjudicated if self.adjudicating else self.session_labelled
-        if done:
+        final = self.adjudicating
+        if final:
+            write = partial(set_bloom_final, question_id=question_id, cognitive=cognitive,
+                            knowledge=knowledge, adjudicator=self.annotator)
+        else:
+            write = partial(set_bloom_label, question_id=question_id, annotator=self.annotator,
+                            cognitive=cognitive, knowledge=knowledge)
+        return self.ops.write(write, done=partial(self._saved, question_id, final,
+                                                  Label(cognitive, knowledge)),
+                              what="final label" if final else "Bloom label")
+
+    def _saved(self, question_id: str, final: bool, given: Label, changes: Changes) -> None:
+        """A label (``final``: the final label) is saved: count it and say so. The question on
+        show is read again by :meth:`apply`, which hears of it next."""
+        tally = self.session_adjudicated if final else self.session_labelled
+        if given.cognitive is not None or given.knowledge is not None:
             tally.add(question_id)
+            self.ops.say(f"{question_id}: {'final label' if final else 'labelled'} "
+                         f"{label_text(given)}.")
         else:
             tally.discard(question_id)
-        if done:
-            what = "final label" if self.adjudicating else "labelled"
-            self.status.emit(f"{question_id}: {what} {label_text(Label(cognitive, knowledge))}.")
-        else:
-            what = "final label" if self.adjudicating else "label"
-            self.status.emit(f"{question_id}: {what} cleared.")
-        self._show_item(render=False)
-        return True
+            self.ops.say(f"{question_id}: {'final label' if final else 'label'} cleared.")

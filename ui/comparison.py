@@ -11,10 +11,11 @@ from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import QTableWidgetItem, QVBoxLayout, QWidget
 
 from physgrade.grading import GradingItem, OtherVerdict
+from physgrade.scores import HUMAN, LLM, RULES
 from physgrade_ui import style
 from physgrade_ui.widgets import NUMBER_ALIGNMENT, SmallTable, label
 
-KIND_NAMES = {"human": "grader", "llm": "judge", "rules": "rule check"}
+KIND_NAMES = {HUMAN: "grader", LLM: "judge", RULES: "rule check"}
 HIDDEN = ("Blind grading: judge verdicts and colleagues' scores appear here once you have "
           "scored every criterion.")
 NOBODY = "Nobody else has scored this response yet."

@@ -4,11 +4,12 @@ The page lays out what :mod:`physgrade.dedup` stored in the project: the last au
 (its model, execution provider, thresholds and counts), the candidate pairs by descending
 cosine, the two texts of the pair on show with the words that differ highlighted, and the
 clusters the pairs link. A reviewer confirms (C) or rejects (R) a pair, or clears (U) their
-decision; every decision is committed at once through the core.
+decision; every decision is committed at once through the operations, and every page hears
+of it.
 
-An audit runs on a worker with a connection of its own. The embedding stack (ONNX Runtime, the
-tokenizer, and numpy behind the dedup package) is imported only when needed, never when the
-app starts.
+An audit runs through the operations on a worker with a connection of its own. The embedding
+stack (ONNX Runtime, the tokenizer, and numpy behind the audit) is imported only when needed,
+never when the app starts.
 """
 
 from __future__ import annotations
@@ -25,40 +26,42 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from PySide6.QtCore import (QAbstractTableModel, QItemSelectionModel, QModelIndex,
-                            QPersistentModelIndex, QSettings, Qt, QTimer, Signal)
+                            QPersistentModelIndex, QSettings, Qt, QTimer)
 from PySide6.QtGui import QAction, QColor, QShowEvent
 from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog,
                                QFrame, QHBoxLayout, QHeaderView, QLineEdit,
-                               QMessageBox, QPushButton, QRadioButton, QSplitter,
+                               QPushButton, QRadioButton, QSplitter,
                                QStackedWidget, QTabWidget, QTextBrowser, QTreeWidget,
                                QTreeWidgetItem, QVBoxLayout, QWidget)
 
-from physgrade.project import Project, ProjectError
+from physgrade.changes import Changes, Kind
+from physgrade.dedup import pairs
+from physgrade.dedup.pairs import CONFIRMED, REJECTED, StoredPair
+from physgrade.dedup.texts import WITHIN
+from physgrade.project import Project
 from physgrade.tasks import Task
-from physgrade_ui import grader, style, transfer
-from physgrade_ui.progress import SingleRun
+from physgrade_ui import style, transfer
+from physgrade_ui.operations import Operations
+from physgrade_ui.pages import Section
 from physgrade_ui.widgets import NUMBER_ALIGNMENT, EmptyState, label, list_table, shortcuts
 from physgrade_ui.workers import Worker
 
 if TYPE_CHECKING:
-    from physgrade.dedup.pairs import StoredPair
     from physgrade.dedup.run import Audit
 
 Index = QModelIndex | QPersistentModelIndex
-Section = tuple[str, list[tuple[str, str]]]
 
-WITHIN = ""  #: the source name of an audit within the project (physgrade.dedup.texts.WITHIN)
 SET_FILTER = ("Projects and question files (*.physgrade *.jsonl *.ndjson *.json *.csv);;"
               "All files (*)")
 CSV_FILTER = "CSV (*.csv)"
 LABELS = {"close_duplicate": "close duplicate", "same_topic": "same topic"}
-DECISIONS = {"confirmed": "✓ confirmed", "rejected": "✗ rejected"}
+DECISIONS = {CONFIRMED: "✓ confirmed", REJECTED: "✗ rejected"}
 #: Filter choices: (shown, value for the core; "both" is narrowed here from stage 1).
 STAGES = (("Any", None), ("1 · word 5-grams", 1), ("2 · embeddings", 2), ("1 + 2 · both", "both"))
 JUDGE_LABELS = (("Any", None), ("Close duplicate", "close_duplicate"),
                 ("Same topic", "same_topic"), ("Not labelled", "none"))
-DECISION_FILTERS = (("Any", None), ("Undecided", "none"), ("Confirmed", "confirmed"),
-                    ("Rejected", "rejected"))
+DECISION_FILTERS = (("Any", None), ("Undecided", "none"), ("Confirmed", CONFIRMED),
+                    ("Rejected", REJECTED))
 #: Words of a question shown in the table and the cluster view.
 PREVIEW_WORDS = 16
 NO_AUDIT = ("An audit compares every question of the project with every other (or with "
@@ -67,6 +70,7 @@ NO_AUDIT = ("An audit compares every question of the project with every other (o
             "that look alike, for you to confirm or reject with one key each.")
 FIRST_RUN = "The first run prepares the embedded model once, which takes a few seconds."
 NO_PAIR = "Select a pair to compare its two texts."
+NO_REVIEWER = "Say who you are first: decisions are kept under your name."
 #: The keys, as the hint line and the help overlay list them.
 KEYS = (("J  ↓", "Next pair"), ("K  ↑", "Previous pair"),
         ("C  Y", "Confirm: a duplicate (then the next pair)"),
@@ -76,13 +80,7 @@ KEYS = (("J  ↓", "Next pair"), ("K  ↑", "Previous pair"),
 _WORD = re.compile(r"\S+\s*")
 
 
-# -- the core, imported when first needed (it brings numpy) ---------------------------------
-
-
-def _core() -> Any:
-    from physgrade.dedup import pairs
-
-    return pairs
+# -- the audit, imported when first needed (it brings numpy) --------------------------------
 
 
 def default_thresholds() -> tuple[float, float]:
@@ -128,10 +126,14 @@ def remember_request(request: AuditRequest) -> None:
         "model": str(request.model) if request.model else None, "quantize": request.quantize}))
 
 
-def run_audit(project_path: Path, request: AuditRequest, task: Task) -> Audit:
-    """Audit on the calling (worker) thread through a connection of its own. The other set is
-    read first, so that a bad file fails before the model loads; ONNX Runtime and the tokenizer
-    are imported here, not with the page."""
+#: What a stopped audit may have stored: the embeddings are committed as they are computed.
+EMBEDDED_SO_FAR = Changes.of(Kind.EMBEDDINGS)
+
+
+def run_audit(request: AuditRequest, project: Project, task: Task) -> Audit:
+    """Audit ``project`` (on a worker, through its own connection). The other set is read
+    first, so that a bad file fails before the model loads; ONNX Runtime and the tokenizer are
+    imported here, not with the page."""
     from physgrade.dedup import models, run, texts
     from physgrade.dedup.audit import Thresholds
     from physgrade.dedup.engine import Embedder
@@ -145,8 +147,7 @@ def run_audit(project_path: Path, request: AuditRequest, task: Task) -> Audit:
     files = models.resolve(request.model, request.quantize)
     task.report(0, None, "loading the model")
     embedder = Embedder(files)
-    with Project.open(project_path) as project:
-        return run.audit_project(project, embedder, against, thresholds, task)
+    return run.audit_project(project, embedder, against, thresholds, task)
 
 
 # -- text helpers ---------------------------------------------------------------------------
@@ -193,11 +194,11 @@ def summary_text(audit: dict[str, Any]) -> str:
     """The pairs found and the core's one-line summary of the items flagged."""
     from physgrade.dedup.audit import Summary
 
-    pairs = f"{audit['pairs']:,} candidate pair{'' if audit['pairs'] == 1 else 's'}"
+    found = f"{audit['pairs']:,} candidate pair{'' if audit['pairs'] == 1 else 's'}"
     try:
-        return f"{pairs}; {Summary.from_json(audit['summary']).text()}"
+        return f"{found}; {Summary.from_json(audit['summary']).text()}"
     except (KeyError, TypeError):
-        return pairs
+        return found
 
 
 def diff_html(first: str, second: str) -> tuple[str, str]:
@@ -300,13 +301,13 @@ class PairModel(QAbstractTableModel):
             return int(NUMBER_ALIGNMENT)
         if role == Qt.ItemDataRole.ForegroundRole:
             if index.column() == DECISION_COLUMN and pair.decision:
-                return QColor(style.GOOD if pair.decision == "confirmed" else style.BAD)
+                return QColor(style.GOOD if pair.decision == CONFIRMED else style.BAD)
             if (index.column() in (DECISION_COLUMN, JUDGE_COLUMN)
                     and text(pair) == "—"):
                 return QColor(style.MUTED)
         if role == Qt.ItemDataRole.BackgroundRole and index.column() == DECISION_COLUMN:
             if pair.decision:
-                return QColor(style.GOOD_BACKGROUND if pair.decision == "confirmed"
+                return QColor(style.GOOD_BACKGROUND if pair.decision == CONFIRMED
                               else style.BAD_BACKGROUND)
         if role == Qt.ItemDataRole.ToolTipRole:
             if index.column() == DECISION_COLUMN and pair.decided_by:
@@ -418,8 +419,8 @@ class Comparison(QWidget):
             self.judge.setText("No judge has labelled this pair.")
 
     def _show_decision(self, decision: str | None, by: str | None) -> None:
-        self.decision.setText({"confirmed": f"Confirmed duplicate · {by}",
-                               "rejected": f"Rejected · {by}"}.get(decision or "", "Undecided"))
+        self.decision.setText({CONFIRMED: f"Confirmed duplicate · {by}",
+                               REJECTED: f"Rejected · {by}"}.get(decision or "", "Undecided"))
         self.decision.setProperty("decision", decision or "none")
         self.decision.style().unpolish(self.decision)
         self.decision.style().polish(self.decision)
@@ -585,16 +586,20 @@ def _combo(choices: tuple[tuple[str, Any], ...], tip: str) -> QComboBox:
 
 
 class DuplicatesPage(QWidget):
-    """The near-duplicate audit of the open project; ``status`` carries messages for the
-    status bar."""
+    """The near-duplicate audit of the open project, reviewed by ``person``."""
 
-    status = Signal(str)
+    page_title = "Duplicates"
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, ops: Operations, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.ops = ops
         self.project: Project | None = None
-        self.runs = SingleRun(self, self.status.emit, self._show_state)
+        self.person: str | None = None
+        ops.busy_changed.connect(self._show_state)
         self.export_file: Path | None = None
+        # The changes of the page's own last decision or audit, already on show when they are
+        # broadcast back to it: not read again.
+        self._shown: Changes | None = None
         self._decisions: dict[int, str | None] = {}  # every pair of the source: its decision
         self._clusters_stale = True
         self._cluster_count: int | None = None  # known before the tree is laid out
@@ -743,8 +748,8 @@ class DuplicatesPage(QWidget):
         actions = []
         for keys, slot in ((("J", "Down"), partial(self.move, 1)),
                            (("K", "Up"), partial(self.move, -1)),
-                           (("C", "Y"), partial(self.decide, "confirmed")),
-                           (("R", "N"), partial(self.decide, "rejected")),
+                           (("C", "Y"), partial(self.decide, CONFIRMED)),
+                           (("R", "N"), partial(self.decide, REJECTED)),
                            (("U",), partial(self.decide, None))):
             actions += shortcuts(self.review, keys, slot)
         return actions
@@ -776,20 +781,39 @@ class DuplicatesPage(QWidget):
 
     # -- the project ----------------------------------------------------------------------------
 
-    def open(self, project: Project) -> None:
-        """Show ``project``'s audits (keeping the source, filters and pair on show)."""
-        if self.project is None or project.path != self.project.path:
+    def open(self, project: Project | None, person: str | None) -> None:
+        """Show ``project``'s audits (keeping the source, filters and pair on show), decided
+        under ``person``'s name."""
+        if project is None or self.project is None or project.path != self.project.path:
             self.export_file = None
-        self.project = project
+        self.project, self.person = project, person
+        self._shown = None
+        self.reread()
+
+    def apply(self, changes: Changes) -> None:
+        """Re-read the audits when pairs or the questions' texts changed (unless the change is
+        the page's own, on show already)."""
+        shown, self._shown = self._shown, None
+        if changes is not shown and changes.touches(Kind.PAIRS, Kind.QUESTIONS):
+            self.reread()
+
+    def reread(self, choose: str | None = None) -> None:
+        """Read the sources, pairs and clusters again, on ``choose`` or the source on show."""
         self._stale_clusters()
-        self._fill_sources()
+        self._fill_sources(choose)
         self._show_state()
+
+    def focus_widget(self) -> QWidget:
+        return self.table
+
+    def focus_search(self) -> bool:
+        return False
 
     def _fill_sources(self, choose: str | None = None) -> None:
         current = choose if choose is not None else self.source.currentData()
         self.source.blockSignals(True)
         self.source.clear()
-        for source in _core().sources(self.project):
+        for source in pairs.sources(self.project) if self.project is not None else []:
             self.source.addItem(source_name(source), source)
             self.source.setItemData(self.source.count() - 1, source or "Within the project",
                                     Qt.ItemDataRole.ToolTipRole)
@@ -808,7 +832,7 @@ class DuplicatesPage(QWidget):
     def _show_header(self) -> None:
         source = self.current_source()
         audit = None if source is None or self.project is None else \
-            _core().last_audit(self.project, source)
+            pairs.last_audit(self.project, source)
         self.body.setCurrentWidget(self.content if source is not None else self.empty)
         if audit is None:
             for widget in (self.source_label, self.details, self.summary, self.provider):
@@ -840,12 +864,12 @@ class DuplicatesPage(QWidget):
             return
         keep = self.current_pair()
         stage = self.stage.currentData()
-        rows = _core().stored_pairs(self.project, source, 1 if stage == "both" else stage,
-                                    self.label_filter.currentData(),
-                                    self.decision_filter.currentData())
+        rows = pairs.stored_pairs(self.project, source, 1 if stage == "both" else stage,
+                                  self.label_filter.currentData(),
+                                  self.decision_filter.currentData())
         if stage == "both":
             rows = [p for p in rows if set(p.stages) >= {1, 2}]
-        self._decisions = {p.id: p.decision for p in _core().stored_pairs(self.project, source)}
+        self._decisions = {p.id: p.decision for p in pairs.stored_pairs(self.project, source)}
         self.model.set_rows(rows)
         self._fit_columns()
         row = self.model.row_of(keep.id if keep else None)
@@ -895,37 +919,43 @@ class DuplicatesPage(QWidget):
         self.comparison.show_pair(self.model.rows[current.row()] if current.isValid() else None)
 
     def decide(self, decision: str | None) -> bool:
-        """Commit the reviewer's decision on the pair on show; a decision (not a clearing)
-        moves on to the next pair."""
+        """Commit the reviewer's decision on the pair on show (None: withdraw it); True when
+        it is saved."""
         pair = self.current_pair()
         if pair is None or self.project is None:
             return False
-        reviewer = grader.remembered()
-        if reviewer is None:
-            self.status.emit("Say who you are first (Grading ▸ Change Grader…): decisions "
-                             "are kept under your name.")
+        if self.person is None:
+            self.ops.say(NO_REVIEWER)
+            self.ops.ask_person.emit()
             return False
-        try:
-            self.project.set_duplicate_decision(pair.id, reviewer, decision)
-        except ProjectError as exc:
-            QMessageBox.warning(self, "Decision not saved", str(exc))
-            return False
-        row = self.table.selectionModel().currentIndex().row()
-        changed = dataclasses.replace(pair, decision=decision,
-                                      decided_by=reviewer if decision else None)
-        self.model.replace(row, changed)
-        self._decisions[pair.id] = decision
+        decided = dataclasses.replace(pair, decision=decision,
+                                      decided_by=self.person if decision else None)
+        return self.ops.write(partial(pairs.set_duplicate_decision, pair_id=pair.id,
+                                      reviewer=self.person, decision=decision),
+                              partial(self._decided, decided), what="decision")
+
+    def _decided(self, pair: StoredPair, changes: Changes) -> None:
+        """Show a saved decision on its row; one on the pair on show (not a clearing) moves on
+        to the next pair."""
+        self.ops.say(f"{pair.a} / {pair.b}: " + (f"{pair.decision} by {pair.decided_by}"
+                                                  if pair.decision else "decision cleared"))
+        if pair.id not in self._decisions:
+            return  # another source is on show now (the write waited for a lock): re-read it
+        self._shown = changes
+        self._decisions[pair.id] = pair.decision
+        row = self.model.row_of(pair.id)
+        if row is not None:
+            self.model.replace(row, pair)
         if pair.source == WITHIN:  # a rejection can split a cluster, a confirmation rejoin it
             self._stale_clusters()
             self._show_state()
         self._show_count()
-        self.status.emit(f"{pair.a} / {pair.b}: " + (f"{decision} by {reviewer}" if decision
-                                                      else "decision cleared"))
-        if decision is not None and row + 1 < self.model.rowCount():
+        if row is None or row != self.table.selectionModel().currentIndex().row():
+            return
+        if pair.decision is not None and row + 1 < self.model.rowCount():
             self.select_row(row + 1)
         else:
-            self.comparison.show_pair(changed)
-        return True
+            self.comparison.show_pair(pair)
 
     # -- clusters -------------------------------------------------------------------------------
 
@@ -945,10 +975,9 @@ class DuplicatesPage(QWidget):
         self.clusters.clear()
         groups: list[list[str]] = []
         if self.project is not None:
-            core = _core()
-            groups = core.clusters(self.project)
+            groups = pairs.clusters(self.project)
             texts: dict[str, str] = {}
-            for pair in core.stored_pairs(self.project, WITHIN):
+            for pair in pairs.stored_pairs(self.project, WITHIN):
                 texts.setdefault(pair.a, pair.a_text)
                 texts.setdefault(pair.b, pair.b_text)
             expand = sum(map(len, groups)) <= 60
@@ -973,7 +1002,7 @@ class DuplicatesPage(QWidget):
     # -- state ----------------------------------------------------------------------------------
 
     def _show_state(self) -> None:
-        idle = self.worker is None
+        idle = not self.ops.busy
         has_project = self.project is not None
         for button in (self.run_button, self.empty_run):
             button.setEnabled(idle and has_project)
@@ -982,7 +1011,7 @@ class DuplicatesPage(QWidget):
             self.show_clusters()
         elif self._cluster_count is None and self.project is not None:
             # The tree is laid out when its tab is shown; its count is kept right meanwhile.
-            self._cluster_count = len(_core().clusters(self.project))
+            self._cluster_count = len(pairs.clusters(self.project))
             self.tabs.setTabText(1, f"Clusters ({self._cluster_count:,})")
 
     # -- running an audit -----------------------------------------------------------------------
@@ -993,37 +1022,33 @@ class DuplicatesPage(QWidget):
             self.start_audit(dialog.request())
 
     def start_audit(self, request: AuditRequest) -> Worker | None:
-        """Run the audit on a worker with progress and Cancel; the page refreshes after it."""
-        if self.project is None or self.worker is not None:
+        """Run the audit with progress and Cancel (None: another run is under way); every page
+        hears what it stored."""
+        if self.project is None:
             return None
-        remember_request(request)
-        path = self.project.path
-        return self.runs.start("Auditing for duplicates", partial(run_audit, path, request),
-                               partial(self._audited, path),
-                               "The audit failed. Nothing was changed.",
-                               "The audit was cancelled. Nothing was changed.")
+        worker = self.ops.run("Auditing for duplicates", partial(run_audit, request),
+                              partial(self._audited, self.project.path),
+                              changes=lambda audit: audit.changes,
+                              partial_changes=EMBEDDED_SO_FAR,
+                              failed="The audit failed. Nothing was changed.",
+                              cancelled="The audit was cancelled. Nothing was changed.")
+        if worker is not None:
+            remember_request(request)
+        return worker
 
     def _audited(self, path: Path, audit: Audit) -> None:
         if self.project is None or self.project.path != path:
             return
+        self._shown = audit.changes  # read here, with the audit's source on show
         found = len(audit.result.pairs)
-        self.status.emit(f"Audit done on {provider_name(audit.provider)} with {audit.model}: "
-                         f"{found:,} candidate pair{'' if found == 1 else 's'}")
-        self.body.setCurrentWidget(self.content)
-        self._stale_clusters()
-        self._fill_sources(choose=audit.source)
+        self.ops.say(f"Audit done on {provider_name(audit.provider)} with {audit.model}: "
+                     f"{found:,} candidate pair{'' if found == 1 else 's'}")
+        self.reread(choose=audit.source)
         QTimer.singleShot(0, self._size_review)
-        self._show_state()
         self.focus_pairs()
 
-    @property
-    def worker(self) -> Worker | None:
-        """The audit under way, if any."""
-        return self.runs.worker
-
     def stop(self) -> None:
-        """Stop the audit under way and wait for it (before the window goes)."""
-        self.runs.stop()
+        """Nothing of the page's own runs: the operations end the audit under way."""
 
     # -- export ---------------------------------------------------------------------------------
 
@@ -1043,10 +1068,10 @@ class DuplicatesPage(QWidget):
             return False
         rows = list(self.model.rows)
         try:
-            _core().write_csv(self.project, path, rows)
+            pairs.write_csv(self.project, path, rows)
         except OSError as exc:
-            QMessageBox.critical(self, "Export pairs", f"The pairs could not be written.\n\n{exc}")
+            self.ops.fail("Export pairs", exc, "The pairs could not be written.")
             return False
         self.export_file = path
-        self.status.emit(f"Exported {len(rows):,} pair{'' if len(rows) == 1 else 's'} to {path}")
+        self.ops.say(f"Exported {len(rows):,} pair{'' if len(rows) == 1 else 's'} to {path}")
         return True

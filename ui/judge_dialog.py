@@ -3,25 +3,25 @@ run it off the GUI thread, and see what it did.
 
 The estimate is the core's :func:`~physgrade.judge.verdicts.plan`, made on the GUI thread with
 the window's connection (it only reads, in a few indexed queries); the run itself is
-:func:`run_judge` (the core's :func:`~physgrade.judge.purposes.run_plan`) on a
-:class:`~physgrade_ui.workers.Worker` with a connection of its own. An API key typed here
-lives in the line edit and the run's arguments only: it is never written to the settings, the
-project or a log.
+:func:`run_judge` (the core's :func:`~physgrade.judge.purposes.run_plan`), a long run of the
+operations whose progress the dialog shows itself. Verdicts are stored as they arrive, so even
+a run that stops early broadcasts what it stored. An API key typed here lives in the line edit
+and the run's arguments only: it is never written to the settings, the project or a log.
 """
 
 from __future__ import annotations
 
 import os
 from functools import partial
-from pathlib import Path
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFormLayout,
                                QFrame, QGridLayout, QHBoxLayout, QLabel, QLineEdit, QMessageBox,
                                QProgressBar, QPushButton, QSizePolicy, QSpinBox, QVBoxLayout,
                                QWidget)
 
+from physgrade.changes import Changes, Kind
 from physgrade.judge import verdicts
 from physgrade.judge.client import connect
 from physgrade.judge.pricing import Price, dollars, known_models, price_for
@@ -33,6 +33,7 @@ from physgrade.project import Project
 from physgrade.report.options import ReportFilter, report_choices
 from physgrade.tasks import Task
 from physgrade_ui import style
+from physgrade_ui.operations import Operations
 from physgrade_ui.widgets import FacetButton, label
 from physgrade_ui.workers import Worker
 
@@ -47,15 +48,14 @@ KEY_VARIABLE = "ANTHROPIC_API_KEY"
 BASE_URL_VARIABLE = "ANTHROPIC_BASE_URL"
 BANNER = ("QLabel {{ background: {background}; color: {color}; border: 1px solid {color}; "
           "border-radius: 4px; padding: 8px 10px; }}")
+#: What a judge run stores: verdicts, and the judge as a rater.
+JUDGED = Changes.of(Kind.SCORES, Kind.RATERS)
 
 
-def run_judge(path: Path, plan: Plan, prompts: Prompts, price: Price | None, concurrency: int,
-              api_key: str | None, task: Task) -> RunSummary:
-    """Judge ``plan`` on the calling (worker) thread through a connection of its own; ``api_key``
-    None means the key in ``ANTHROPIC_API_KEY``."""
-    client = connect(api_key=api_key)
-    with Project.open(path) as project:
-        return run_plan(project, client, plan, prompts, price, concurrency, task)
+def run_judge(plan: Plan, prompts: Prompts, price: Price | None, concurrency: int,
+              api_key: str | None, project: Project, task: Task) -> RunSummary:
+    """Judge ``plan`` (on a worker); ``api_key`` None means the key in ``ANTHROPIC_API_KEY``."""
+    return run_plan(project, connect(api_key=api_key), plan, prompts, price, concurrency, task)
 
 
 def plural(count: int, word: str) -> str:
@@ -108,15 +108,15 @@ SUMMARY_ROWS = ("Judge", "Stored", "Already done", "Failed", "Not answered", "To
 
 
 class RunJudgeDialog(QDialog):
-    """Run an LLM judge on the responses of ``project``; ``judged`` carries each run's
-    :class:`RunSummary` once it has stored what it got, so the window can re-read its pages."""
+    """Run an LLM judge on the responses of the open project; ``judged`` carries each run's
+    :class:`RunSummary` once it has stored what it got, so the window can say so."""
 
     judged = Signal(object)
 
-    def __init__(self, project: Project, parent: QWidget | None = None,
+    def __init__(self, ops: Operations, parent: QWidget | None = None,
                  prompts: Prompts | None = None) -> None:
         super().__init__(parent)
-        self.project = project
+        self.ops = ops
         self.plan: Plan | None = None
         self.summary: RunSummary | None = None
         self.worker: Worker | None = None
@@ -149,7 +149,8 @@ class RunJudgeDialog(QDialog):
         facets = QHBoxLayout()
         facets.setSpacing(6)
         self.facets: dict[str, FacetButton] = {}
-        choices = report_choices(project)
+        assert ops.project is not None
+        choices = report_choices(ops.project)
         for key, title in FACETS:
             button = FacetButton(title, self.settings)
             button.set_values(getattr(choices, key), frozenset())
@@ -263,8 +264,7 @@ class RunJudgeDialog(QDialog):
         for widget in (self.progress, self.progress_text, self.summary_title, self.stopped,
                        self.summary_view, self.error, self.cancel_button):
             widget.hide()
-        if parent is not None:
-            parent.installEventFilter(self)  # a window closing under a run waits for it
+        ops.busy_changed.connect(self._show_state)  # another run under way holds Run back
         self.update_estimate()
         self.model.setFocus()
 
@@ -332,11 +332,11 @@ class RunJudgeDialog(QDialog):
         if self.prompts is None:
             self._say(self._prompt_problem)
             return None
-        if not model:
+        if not model or self.ops.project is None:  # the project goes when the window closes
             self._say("")
             return None
         try:
-            plan = verdicts.plan(self.project, model, self.prompts, self.scope(),
+            plan = verdicts.plan(self.ops.project, model, self.prompts, self.scope(),
                                  price_for(model))
         except Exception as exc:  # a scope or project the core refuses: say why, stay open
             self._say(f"Cannot estimate this run: {exc}")
@@ -354,7 +354,7 @@ class RunJudgeDialog(QDialog):
         running = self.worker is not None
         has_key = self.key is None or bool(self.key.text().strip())
         to_do = self.plan is not None and bool(self.plan.pending)
-        self.run_button.setEnabled(not running and to_do and has_key)
+        self.run_button.setEnabled(not running and not self.ops.busy and to_do and has_key)
         self.settings.setEnabled(not running)
         self.cancel_button.setVisible(running)
         if running:
@@ -381,13 +381,16 @@ class RunJudgeDialog(QDialog):
         if plan is None or not plan.pending or not self.run_button.isEnabled():
             return None
         assert self.prompts is not None
-        operation = partial(run_judge, self.project.path, plan, self.prompts,
-                            plan.estimate.price, self.concurrency.value(), self.api_key())
-        self.worker = Worker(operation, self)
+        work = partial(run_judge, plan, self.prompts, plan.estimate.price,
+                       self.concurrency.value(), self.api_key())
+        self.worker = self.ops.run("Run judge", work, self._finished,
+                                   changes=lambda summary: summary.changes,
+                                   partial_changes=JUDGED, failed="The judge did not run.",
+                                   cancelled="The judge run was cancelled before it started.",
+                                   progress_dialog=False)
+        if self.worker is None:
+            return None
         self.worker.progress.connect(self._show_progress)
-        self.worker.finished.connect(self._finished)
-        self.worker.failed.connect(self._failed)
-        self.worker.cancelled.connect(self._cancelled)
         for outcome in (self.worker.finished, self.worker.failed, self.worker.cancelled):
             outcome.connect(self._idle)
         self._say("")
@@ -400,7 +403,6 @@ class RunJudgeDialog(QDialog):
         self.progress_text.show()
         self._show_state()
         self.cancel_button.setFocus()
-        self.worker.start()
         return self.worker
 
     def cancel(self) -> None:
@@ -424,12 +426,6 @@ class RunJudgeDialog(QDialog):
         self._show_summary(summary)
         self.update_estimate()
         self.judged.emit(summary)
-
-    def _failed(self, error: Exception) -> None:
-        self._say(f"The judge did not run: {error}")
-
-    def _cancelled(self) -> None:
-        self._say("The run was cancelled before it started.")
 
     def _idle(self) -> None:
         self.worker = None
@@ -501,12 +497,3 @@ class RunJudgeDialog(QDialog):
     def _forget_key(self) -> None:
         if self.key is not None:
             self.key.clear()
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        """The window is closing (its connection goes with it): stop a run and wait for it, so
-        no thread outlives the window."""
-        if event.type() == QEvent.Type.Close and watched is self.parent() \
-                and self.worker is not None:
-            self.worker.cancel()
-            self.worker.wait()
-        return False

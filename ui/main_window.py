@@ -1,15 +1,15 @@
-"""The main window: menus, the page navigation, and the project the pages read from.
+"""The main window: menus, the page navigation, and the one :class:`Operations` the pages share.
 
-The window owns one :class:`Project` connection for reading on the GUI thread; imports and
-exports run on a :class:`~physgrade_ui.workers.Worker` with their own connection, after which
-the pages are refreshed from the core's read models.
+The window drives its pages only through :class:`~physgrade_ui.pages.Page`: it opens the project
+in them (through the :class:`~physgrade_ui.pages.PageStack`, lazily), and every change a write
+makes reaches them through the broadcast of :attr:`Operations.changed`, so no page goes stale.
 """
 
 from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
@@ -17,28 +17,27 @@ from PySide6.QtWidgets import (QDialog, QFileDialog, QHBoxLayout, QLabel, QListW
                                QListWidgetItem, QMainWindow, QMessageBox, QStackedWidget, QWidget)
 
 import physgrade
+from physgrade.changes import EVERYTHING
+from physgrade.grading import graders
 from physgrade.importer import ImportResult
 from physgrade.judge.runner import RunSummary
-from physgrade.project import Project, ProjectError
-from physgrade.grading import graders
-from physgrade.queries import QuestionDetail, project_info, question_detail, question_rows
+from physgrade.project import Project
 from physgrade_ui import grader, recent, transfer
 from physgrade_ui.audit import AuditPage
 from physgrade_ui.bloom import BloomPage
 from physgrade_ui.duplicates import DuplicatesPage
 from physgrade_ui.help_overlay import HelpOverlay
 from physgrade_ui.judge_dialog import RunJudgeDialog
+from physgrade_ui.operations import Operations
 from physgrade_ui.overview import OverviewPage
-from physgrade_ui.progress import SingleRun
+from physgrade_ui.pages import PageStack
 from physgrade_ui.questions import QuestionsPage
 from physgrade_ui.reports import ReportsPage
 from physgrade_ui.welcome import WelcomePage
 from physgrade_ui.workbench import GradingPage
-from physgrade_ui.workers import Operation, Worker
+from physgrade_ui.workers import Worker
 
 PROJECT_FILTER = "physgrade projects (*.physgrade);;All files (*)"
-PAGES = ("Overview", "Grade", "Questions", "Reports", "Duplicates", "Audit", "Bloom")
-GRADE_PAGE = PAGES.index("Grade")
 
 
 class MainWindow(QMainWindow):
@@ -46,43 +45,39 @@ class MainWindow(QMainWindow):
 
     def __init__(self, path: Path | None = None) -> None:
         super().__init__()
-        self.project: Project | None = None
-        self.runs = SingleRun(self, self.statusBar().showMessage)
+        self.ops = Operations(self)
         self.resize(1440, 900)
+        self.overview = OverviewPage(self.ops)
+        self.grading = GradingPage(self.ops)
+        self.questions = QuestionsPage(self.ops)
+        self.reports = ReportsPage(self.ops)
+        self.duplicates = DuplicatesPage(self.ops)
+        self.audit = AuditPage(self.ops)
+        self.bloom = BloomPage(self.ops)
+        self.pages = PageStack([self.overview, self.grading, self.questions, self.reports,
+                                self.duplicates, self.audit, self.bloom])
         self._make_actions()
         self._make_menus()
 
         self.navigation = QListWidget()
         self.navigation.setObjectName("navigation")
-        for page in PAGES:
+        for page in self.pages.pages:
             # An explicit height: the view's lazy layout can ignore stylesheet padding at first.
-            QListWidgetItem(page, self.navigation).setSizeHint(QSize(0, 40))
+            QListWidgetItem(page.page_title, self.navigation).setSizeHint(QSize(0, 40))
         self.navigation.setFixedWidth(150)
-        self.overview = OverviewPage()
-        self.grading = GradingPage()
-        self.questions = QuestionsPage(self._question_detail)
-        self.reports = ReportsPage()
-        self.duplicates = DuplicatesPage()
-        self.audit = AuditPage()
-        self.bloom = BloomPage()
-        self.pages = QStackedWidget()
-        for page in (self.overview, self.grading, self.questions, self.reports, self.duplicates,
-                     self.audit, self.bloom):
-            self.pages.addWidget(page)
-        self.grading.status.connect(self._status)
-        self.reports.status.connect(self.statusBar().showMessage)
-        self.duplicates.status.connect(self.statusBar().showMessage)
-        self.audit.status.connect(self.statusBar().showMessage)
-        self.bloom.status.connect(self._status)
-        self.bloom.ask_annotator.connect(self.choose_grader)
+        self.navigation.currentRowChanged.connect(partial(self.pages.show_page, focus=False))
+        self.pages.currentChanged.connect(self.navigation.setCurrentRow)
+
+        self.ops.said.connect(self.statusBar().showMessage)
+        self.ops.changed.connect(self.pages.broadcast)
+        self.ops.project_changed.connect(self._project_changed)
+        self.ops.ask_person.connect(self.choose_grader)
         self.grading.progress.connect(self._show_progress)
         self.progress_label = QLabel()
         self.statusBar().addPermanentWidget(self.progress_label)
         self.help = HelpOverlay(self)
         self.grader_dialog: grader.GraderDialog | None = None
-        self._stale: set[QWidget] = set()
-        self.navigation.currentRowChanged.connect(self._page_chosen)
-        self.navigation.setCurrentRow(GRADE_PAGE)
+        self.pages.setCurrentWidget(self.grading)
 
         workspace = QWidget()
         layout = QHBoxLayout(workspace)
@@ -101,9 +96,14 @@ class MainWindow(QMainWindow):
         if path is not None:
             self.open_project(path)
 
+    @property
+    def project(self) -> Project | None:
+        """The open project (the window's connection, for reads on the GUI thread)."""
+        return self.ops.project
+
     # -- actions and menus -------------------------------------------------------------------
 
-    def _action(self, text: str, shortcut: QKeySequence | str, slot: Callable[[], Any],
+    def _action(self, text: str, shortcut: QKeySequence | str, slot: Callable[[], object],
                 needs_project: bool = False) -> QAction:
         action = QAction(text, self)
         action.setShortcut(QKeySequence(shortcut))
@@ -119,18 +119,12 @@ class MainWindow(QMainWindow):
         self.import_action = self._action("&Import…", "Ctrl+I", self.import_data, True)
         self.export_action = self._action("&Export…", "Ctrl+E", self.export_data, True)
         self.quit_action = self._action("&Quit", "Ctrl+Q", self.close)
-        self.overview_action = self._action("&Overview", "Ctrl+1", partial(self.show_page, 0),
-                                            True)
-        self.grade_action = self._action("&Grade", "Ctrl+2", partial(self.show_page, GRADE_PAGE),
-                                         True)
-        self.questions_action = self._action("&Questions", "Ctrl+3", partial(self.show_page, 2),
-                                             True)
-        self.reports_action = self._action("&Reports", "Ctrl+4", partial(self.show_page, 3), True)
-        self.duplicates_action = self._action("&Duplicates", "Ctrl+5",
-                                              partial(self.show_page, 4), True)
-        self.audit_action = self._action("&Audit", "Ctrl+6", partial(self.show_page, 5), True)
-        self.bloom_action = self._action("&Bloom labels", "Ctrl+7", partial(self.show_page, 6),
-                                         True)
+        #: Ctrl+1… shows each page, in the navigation's order
+        self.page_actions = [self._action(f"&{page.page_title}", f"Ctrl+{number}",
+                                          partial(self.show_page, number - 1), True)
+                             for number, page in enumerate(self.pages.pages, start=1)]
+        (self.overview_action, self.grade_action, self.questions_action, self.reports_action,
+         self.duplicates_action, self.audit_action, self.bloom_action) = self.page_actions
         self.grader_action = self._action("Change &Grader…", "Ctrl+G", self.choose_grader, True)
         self.judge_action = self._action("&Run judge…", "Ctrl+Shift+J", self.run_judge, True)
         self.filter_action = self._action("&Search", keys.Find, self.focus_filter, True)
@@ -148,9 +142,7 @@ class MainWindow(QMainWindow):
         file_menu.addSeparator()
         file_menu.addAction(self.quit_action)
         view_menu = self.menuBar().addMenu("&View")
-        view_menu.addActions([self.overview_action, self.grade_action, self.questions_action,
-                              self.reports_action, self.duplicates_action, self.audit_action,
-                              self.bloom_action, self.filter_action])
+        view_menu.addActions(self.page_actions + [self.filter_action])
         view_menu.addSeparator()
         view_menu.addAction(self.refresh_action)
         grading_menu = self.menuBar().addMenu("&Grading")
@@ -180,13 +172,7 @@ class MainWindow(QMainWindow):
 
     def open_project(self, path: Path) -> bool:
         """Open ``path`` in this window; on failure say why and keep what was open."""
-        try:
-            project = Project.open(path)
-        except ProjectError as exc:
-            QMessageBox.warning(self, "Cannot open project", str(exc))
-            return False
-        self._set_project(project)
-        return True
+        return self.ops.open(path)
 
     def choose_project(self) -> None:
         chosen, _ = QFileDialog.getOpenFileName(self, "Open project", "", PROJECT_FILTER)
@@ -196,80 +182,44 @@ class MainWindow(QMainWindow):
     def new_project(self) -> None:
         chosen, _ = QFileDialog.getSaveFileName(self, "New project", "untitled.physgrade",
                                                 PROJECT_FILTER)
-        if not chosen:
-            return
-        path = Path(chosen)
-        try:
-            project = Project.create(path if path.suffix else path.with_suffix(".physgrade"))
-        except ProjectError as exc:
-            QMessageBox.warning(self, "Cannot create project", str(exc))
-            return
-        self._set_project(project)
+        if chosen:
+            path = Path(chosen)
+            self.ops.open(path if path.suffix else path.with_suffix(".physgrade"), create=True)
 
-    def _set_project(self, project: Project) -> None:
-        if self.project is not None:
-            self.grading.close_project()
-            self.audit.close_project()
-            self.bloom.close_project()
-            self.project.close()
-        self.project = project
-        recent.remember(project.path)
-        self._fill_recent_menu()
+    def _project_changed(self, project: Project | None) -> None:
+        """The operations opened (or closed) a project: every page shows it from now on."""
+        if project is not None:
+            recent.remember(project.path)
+            self._fill_recent_menu()
         self._show_project_state()
-        self.show_page(GRADE_PAGE)
-        self.refresh()
-        if grader.remembered() is None:
-            self.choose_grader()
+        self.pages.set_context(project, grader.remembered())
+        if project is not None:
+            self.show_page(self.pages.indexOf(self.grading))
+            if grader.remembered() is None:
+                self.choose_grader()
 
     def _show_project_state(self) -> None:
         has_project = self.project is not None
-        self.setWindowTitle(f"physgrade — {self.project.path.name}" if self.project
-                            else "physgrade")
+        name = grader.remembered()
+        title = "physgrade"
+        if self.project is not None:
+            title += f" — {self.project.path.name}" + (f" — {name}" if name else "")
+        self.setWindowTitle(title)
         self.screens.setCurrentIndex(1 if has_project else 0)
         for action in self.actions():
             if action.property("needs_project"):
                 action.setEnabled(has_project)
 
     def refresh(self) -> None:
-        """Re-read the pages from the project (after an import, or on F5): the page on show
-        now, the others when next shown, so opening a large project waits only for one."""
-        if self.project is None:
-            return
-        self._stale = {self.overview, self.grading, self.questions, self.reports,
-                       self.duplicates, self.audit, self.bloom}
-        self._refresh_page(self.pages.currentWidget())
-
-    def _refresh_page(self, page: QWidget) -> None:
-        if page not in self._stale or self.project is None:
-            return
-        if page is self.grading:
-            name = grader.remembered()
-            if name is None:
-                return  # opened once the grader has said who they are
-            self.grading.open(self.project, name)
-            self._show_grader(name)
-        elif page is self.overview:
-            self.overview.show_info(project_info(self.project))
-        elif page is self.reports:
-            self.reports.open(self.project)
-        elif page is self.duplicates:
-            self.duplicates.open(self.project)
-        elif page is self.audit:
-            self.audit.open(self.project, grader.remembered())
-        elif page is self.bloom:
-            self.bloom.open(self.project, grader.remembered())
-        else:
-            self.questions.show_rows(question_rows(self.project))
-        self._stale.discard(page)
-
-    def _page_chosen(self, index: int) -> None:
-        self.pages.setCurrentIndex(index)
-        self._refresh_page(self.pages.currentWidget())
+        """Re-read every page (F5), e.g. after another program changed the project file; the
+        page on show now, the others when next shown."""
+        if self.project is not None:
+            self.pages.broadcast(EVERYTHING)
 
     # -- the grader -------------------------------------------------------------------------
 
     def choose_grader(self) -> None:
-        """Ask who is grading (without blocking); the workbench reopens under the new name."""
+        """Ask who is grading (without blocking); the pages reopen under the new name."""
         if self.grader_dialog is not None:
             return
         known = graders(self.project) if self.project else []
@@ -279,57 +229,44 @@ class MainWindow(QMainWindow):
         self.grader_dialog.open()
 
     def _grader_chosen(self) -> None:
+        assert self.grader_dialog is not None
         grader.remember(self.grader_dialog.chosen())
-        self._stale.update((self.grading, self.audit, self.bloom))
-        self._refresh_page(self.pages.currentWidget())
+        self._show_project_state()
+        self.pages.set_context(self.project, grader.remembered())
 
     def _grader_dialog_closed(self) -> None:
         self.grader_dialog = None
-        if self.pages.currentWidget() is self.grading:
-            QTimer.singleShot(0, self.grading.focus_panel)  # after Qt hands focus back
-
-    def _show_grader(self, name: str) -> None:
-        self.setWindowTitle(f"physgrade — {self.project.path.name} — {name}")
+        QTimer.singleShot(0, self.pages.focus_current)  # after Qt hands focus back
 
     def _show_progress(self, graded: int, total: int) -> None:
         name = grader.remembered() or ""
         self.progress_label.setText(f"{name}: {graded:,} of {total:,} graded in this view  ")
 
-    def _status(self, message: str) -> None:
-        self.statusBar().showMessage(message, 6000)
-
-    def _question_detail(self, question_id: str) -> QuestionDetail | None:
-        return question_detail(self.project, question_id) if self.project else None
-
     # -- the judge --------------------------------------------------------------------------
 
     def run_judge(self) -> RunJudgeDialog:
         """The Run judge dialog, window-modal but not blocking (so tests and the event loop
-        go on); each finished run re-reads the pages."""
-        assert self.project is not None
-        dialog = RunJudgeDialog(self.project, self)
+        go on); what a run stores reaches the pages through the broadcast."""
+        dialog = RunJudgeDialog(self.ops, self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.judged.connect(self._judged)
         dialog.open()
         return dialog
 
     def _judged(self, summary: RunSummary) -> None:
-        self.statusBar().showMessage(f"Judge {summary.plan.rater}: {summary.done:,} verdicts "
-                                     "stored", 6000)
-        self.refresh()
+        self.ops.say(f"Judge {summary.plan.rater}: {summary.done:,} verdicts stored")
 
     # -- navigation -------------------------------------------------------------------------
 
     def show_page(self, index: int) -> None:
-        self.navigation.setCurrentRow(index)
+        """Show page ``index`` with the keyboard in it (Ctrl+1…)."""
+        self.pages.show_page(index)
 
     def focus_filter(self) -> None:
-        """The search of the page on show (the grading queue's, or the question list's)."""
-        if self.pages.currentWidget() is self.grading:
-            self.grading.focus_search()
-        else:
-            self.show_page(PAGES.index("Questions"))
-            self.questions.focus_filter()
+        """The search of the page on show, else the question list's."""
+        if not self.pages.current.focus_search():
+            self.show_page(self.pages.indexOf(self.questions))
+            QTimer.singleShot(0, self.questions.focus_search)
 
     # -- import and export ------------------------------------------------------------------
 
@@ -344,43 +281,36 @@ class MainWindow(QMainWindow):
             self.start_export(dialog.request())
 
     def start_import(self, request: transfer.ImportRequest) -> Worker | None:
-        assert self.project is not None
-        return self._run("Import", partial(transfer.import_into, self.project.path, request),
-                         self._imported, "Nothing was changed.")
+        """Import in the background; an import is all or nothing, so a failure changes nothing."""
+        return self.ops.run("Importing", partial(transfer.import_into, request), self._imported,
+                            changes=lambda result: result.changes,
+                            failed="Import failed. Nothing was changed.",
+                            cancelled="Import cancelled. Nothing was changed.")
 
     def start_export(self, request: transfer.ExportRequest) -> Worker | None:
-        assert self.project is not None
-        return self._run("Export", partial(transfer.export_from, self.project.path, request),
-                         partial(self._exported, request), "The project is unchanged.")
-
-    def _run(self, what: str, operation: Operation, on_finished: Callable[[Any], None],
-             unchanged: str) -> Worker | None:
-        """Run a core operation with progress; report failure and cancellation the same way."""
-        return self.runs.start(f"{what}ing", operation, on_finished,
-                               f"{what} failed. {unchanged}", f"{what} cancelled. {unchanged}")
+        return self.ops.run("Exporting", partial(transfer.export_from, request),
+                            partial(self._exported, request),
+                            failed="Export failed. The project is unchanged.",
+                            cancelled="Export cancelled. The project is unchanged.")
 
     @property
     def worker(self) -> Worker | None:
-        """The import or export under way, if any."""
-        return self.runs.worker
+        """The long work under way, if any."""
+        return self.ops.worker
 
     def _imported(self, result: ImportResult) -> None:
-        self.statusBar().showMessage(result.summary())
-        self.refresh()
+        self.ops.say(result.summary(), 0)
 
     def _exported(self, request: transfer.ExportRequest, count: int) -> None:
-        self.statusBar().showMessage(f"Exported {count:,} {request.kind} records to "
-                                     f"{request.file}")
+        self.ops.say(f"Exported {count:,} {request.kind} records to {request.file}", 0)
 
     # -- help -------------------------------------------------------------------------------
 
     def show_shortcuts(self) -> None:
-        """The help overlay: the keys of the workbench (or of the Duplicates, Audit or Bloom page
-        while it is on show) and the window's, read from the actions."""
-        current = self.pages.currentWidget()
-        on_show = (current if current in (self.duplicates, self.audit, self.bloom)
-                   else self.grading)
-        self.help.open([on_show.help_section(), ("Window", self.shortcut_rows())])
+        """The help overlay: the keys of the page on show (the workbench's for pages without
+        keys of their own) and the window's, read from the actions."""
+        section = self.pages.current.help_section() or self.grading.help_section()
+        self.help.open([section, ("Window", self.shortcut_rows())])
 
     def show_about(self) -> None:
         QMessageBox.about(self, "About physgrade",
@@ -388,18 +318,7 @@ class MainWindow(QMainWindow):
                           "physics solutions with the P-REFS rubric, and audit LLM judges.</p>")
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        """Stop a running import cleanly (it rolls back), and a report under way, before the
-        connection goes away."""
-        self.runs.stop()
-        self.reports.stop()
-        self.duplicates.stop()
-        self.audit.stop()
-        self.bloom.stop()
-        self.grading.stop()
-        if self.project is not None:
-            self.grading.close_project()
-            self.audit.close_project()
-            self.bloom.close_project()
-            self.project.close()
-            self.project = None
+        """End the work under way (an import rolls back) before the connection goes away."""
+        self.pages.stop()
+        self.ops.stop()
         event.accept()

@@ -12,17 +12,24 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QFrame, QGridLayout, QHBoxLayout, QProgressBar, QScrollArea,
                                QVBoxLayout, QWidget)
 
-from physgrade.queries import COUNTED, ProjectInfo
+from physgrade.changes import Changes
+from physgrade.project import Project
+from physgrade.queries import COUNTED, ProjectInfo, project_info
+from physgrade.scores import HUMAN, LLM, RULES
+from physgrade.tasks import Task
+from physgrade_ui.operations import Operations
+from physgrade_ui.pages import Section
 from physgrade_ui.widgets import SmallTable, label
 
 #: The tables counted on cards, in reading order.
 CARDS = ("questions", "responses", "assessments", "judge_reviews", "bloom_labels")
-RATER_KINDS = {"human": "Person", "llm": "Language model", "rules": "Rule checker"}
+RATER_KINDS = {HUMAN: "Person", LLM: "Language model", RULES: "Rule checker"}
 
 
-def share_text(part: int, whole: int, what: str) -> str:
-    percent = f" ({part / whole:.0%})" if whole else ""
-    return f"{part:,} of {whole:,} responses {what}{percent}"
+def share_text(part: int, whole: int, what: str, of: str = "responses") -> str:
+    if not whole:
+        return f"no {of} yet"
+    return f"{part:,} of {whole:,} {of} {what} ({part / whole:.0%})"
 
 
 class Card(QFrame):
@@ -51,17 +58,25 @@ class ShareBar:
         grid.addWidget(self.bar, row, 1)
         grid.addWidget(self.caption, row, 2)
 
-    def show_share(self, part: int, whole: int, what: str) -> None:
+    def show_share(self, part: int, whole: int, what: str, of: str = "responses") -> None:
         self.bar.setRange(0, max(whole, 1))
         self.bar.setValue(part)
-        self.caption.setText(share_text(part, whole, what))
+        self.caption.setText(share_text(part, whole, what, of))
+
+
+def read_info(project: Project, task: Task) -> ProjectInfo:
+    """The overview's numbers, read on a worker (counting 58,000 responses takes a moment)."""
+    return project_info(project)
 
 
 class OverviewPage(QScrollArea):
     """Counts, progress, models, raters and topics of the open project."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    page_title = "Overview"
+
+    def __init__(self, ops: Operations, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.ops = ops
         self.setWidgetResizable(True)
         self.setFrameShape(QFrame.Shape.NoFrame)
         content = QWidget(self)
@@ -77,6 +92,7 @@ class OverviewPage(QScrollArea):
         shares.setColumnStretch(1, 1)
         self.graded = ShareBar("Graded by a person", shares, 0, content)
         self.compliant = ShareBar("Template-compliant", shares, 1, content)
+        self.pairs = ShareBar("Duplicate pairs decided", shares, 2, content)
         self.models = SmallTable(["Model", "Responses", "Template-compliant"], content)
         self.raters = SmallTable(["Rater", "Kind", "Prompt version", "Responses scored",
                                   "Questions labelled"], content)
@@ -111,6 +127,28 @@ class OverviewPage(QScrollArea):
         layout.addLayout(tables)
         layout.addStretch(1)
 
+    # -- the page ----------------------------------------------------------------------------
+
+    def open(self, project: Project | None, person: str | None) -> None:
+        if project is not None:
+            self.ops.read(read_info, self.show_info, key=self)
+
+    def apply(self, changes: Changes) -> None:
+        """Every count may move with any change: read them all again, in the background."""
+        self.ops.read(read_info, self.show_info, key=self)
+
+    def stop(self) -> None:
+        """Nothing runs on this page's behalf but reads, which the operations end."""
+
+    def help_section(self) -> Section | None:
+        return None
+
+    def focus_widget(self) -> QWidget:
+        return self
+
+    def focus_search(self) -> bool:
+        return False
+
     def show_info(self, info: ProjectInfo) -> None:
         path = Path(info.path)
         self.title.setText(path.name)
@@ -120,6 +158,8 @@ class OverviewPage(QScrollArea):
         responses = info.counts["responses"]
         self.graded.show_share(info.graded_responses, responses, "graded")
         self.compliant.show_share(info.compliant_responses, responses, "follow the template")
+        self.pairs.show_share(info.decided_pairs, info.candidate_pairs, "decided",
+                              "candidate pairs")
         self.models.fill([(model, count, info.compliant_by_model[model] / count)
                           for model, count in info.models.items()])
         self.raters.fill([(r.name, RATER_KINDS.get(r.kind, r.kind), r.prompt_version or "—",

@@ -9,8 +9,12 @@ from PySide6.QtCore import (QAbstractTableModel, QItemSelectionModel, QModelInde
 from PySide6.QtGui import QFont, QFontMetrics, QShowEvent
 from PySide6.QtWidgets import (QLineEdit, QSplitter, QVBoxLayout, QWidget)
 
-from physgrade.queries import QuestionDetail, QuestionRow
+from physgrade.changes import Changes, Kind
+from physgrade.project import Project
+from physgrade.queries import QuestionRow, question_detail, question_rows
 from physgrade_ui import reading, style
+from physgrade_ui.operations import Operations
+from physgrade_ui.pages import Section
 from physgrade_ui.reading_view import ReadingView
 from physgrade_ui.widgets import list_table
 
@@ -34,6 +38,7 @@ COLUMNS: tuple[tuple[str, Callable[[QuestionRow], str | int]], ...] = (
     ("Bloom level", lambda r: r.bloom_cognitive or ""),
     ("Knowledge", lambda r: r.bloom_knowledge or ""),
     ("Responses", lambda r: r.responses),
+    ("Graded", lambda r: r.graded),
     ("Variant", variant_text),
 )
 
@@ -79,13 +84,18 @@ class QuestionTableModel(QAbstractTableModel):
         return None
 
 
-class QuestionsPage(QSplitter):
-    """Filter, list and read questions. ``load_detail`` fetches one question from the project."""
+#: The changes that alter a question's row (its Bloom label, its counts of responses).
+ROW_KINDS = (Kind.QUESTIONS, Kind.RESPONSES, Kind.BLOOM, Kind.SCORES)
 
-    def __init__(self, load_detail: Callable[[str], QuestionDetail | None],
-                 parent: QWidget | None = None) -> None:
+
+class QuestionsPage(QSplitter):
+    """Filter, list and read questions."""
+
+    page_title = "Questions"
+
+    def __init__(self, ops: Operations, parent: QWidget | None = None) -> None:
         super().__init__(Qt.Orientation.Horizontal, parent)
-        self._load_detail = load_detail
+        self.ops = ops
         self.model = QuestionTableModel(self)
         self.proxy = QSortFilterProxyModel(self)
         self.proxy.setSourceModel(self.model)
@@ -125,11 +135,44 @@ class QuestionsPage(QSplitter):
         self._sized = False
 
     def showEvent(self, event: QShowEvent) -> None:
-        """Split about 3:2 once the real width is known: the list has seven columns to show."""
+        """Split about 2:1 once the real width is known: the list has eight columns to show."""
         super().showEvent(event)
         if not self._sized:
             self._sized = True
-            self.setSizes([self.width() * 62 // 100, self.width() * 38 // 100])
+            self.setSizes([self.width() * 66 // 100, self.width() * 34 // 100])
+
+    # -- the page ----------------------------------------------------------------------------
+
+    def open(self, project: Project | None, person: str | None) -> None:
+        self.show_rows(question_rows(project) if project is not None else [])
+
+    def apply(self, changes: Changes) -> None:
+        """Re-read the list when rows changed, and the question on show when it changed."""
+        project = self.ops.project
+        if project is None:
+            return
+        current = self.current_id()
+        if changes.touches(*ROW_KINDS):
+            self.show_rows(question_rows(project))
+            if self.current_id() != current:
+                return  # the list shows another question now, read afresh
+        if current is not None and changes.touches(*ROW_KINDS) and (
+                changes.questions is None or current in changes.questions):
+            self._show_current(self.table.selectionModel().currentIndex())
+
+    def stop(self) -> None:
+        """Nothing runs on this page's behalf."""
+
+    def help_section(self) -> Section | None:
+        return None
+
+    def focus_widget(self) -> QWidget:
+        return self.table
+
+    def focus_search(self) -> bool:
+        self.filter.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.filter.selectAll()
+        return True
 
     def show_rows(self, rows: list[QuestionRow]) -> None:
         """Replace the list, keeping the selected question selected if it still exists."""
@@ -175,13 +218,11 @@ class QuestionsPage(QSplitter):
                 return True
         return False
 
-    def focus_filter(self) -> None:
-        self.filter.setFocus(Qt.FocusReason.ShortcutFocusReason)
-        self.filter.selectAll()
-
     def _show_current(self, current: QModelIndex) -> None:
         if not current.isValid():
             self.reader.show_html(PLACEHOLDER)
             return
-        detail = self._load_detail(self.model.question_id(self.proxy.mapToSource(current).row()))
+        project = self.ops.project
+        question_id = self.model.question_id(self.proxy.mapToSource(current).row())
+        detail = question_detail(project, question_id) if project is not None else None
         self.reader.show_html(reading.question_html(detail) if detail else PLACEHOLDER)

@@ -71,9 +71,23 @@ class QueueModel(QAbstractTableModel):
         """The grader's count of scored criteria changed (the row stays, even if the filter
         would now hide it: items do not vanish under the grader's hands)."""
         self._by_id[response_id].scored = scored
+        self._progress_changed(response_id)
+
+    def update_progress(self, fresh: list[QueueItem], responses: frozenset[str] | None) -> None:
+        """Take the grader's and the others' progress on ``responses`` (None: all) from a fresh
+        read of the queue; rows stay where they are, as in :meth:`update_scored`."""
+        for item in fresh:
+            known = self._by_id.get(item.response_id)
+            if known is None or (responses is not None and item.response_id not in responses):
+                continue
+            if (known.scored, known.others) != (item.scored, item.others):
+                known.scored, known.others = item.scored, item.others
+                self._progress_changed(item.response_id)
+
+    def _progress_changed(self, response_id: str) -> None:
         row = self.row_of(response_id)
         if row is not None:
-            self.dataChanged.emit(self.index(row, 2), self.index(row, 2))
+            self.dataChanged.emit(self.index(row, 2), self.index(row, 3))
 
     def graded_count(self) -> int:
         return sum(1 for i in self.visible if self.items[i].progress == GRADED)

@@ -1,8 +1,9 @@
 """The Reports page: the core's project report, under the filters and for the rater chosen in its bar.
 
 The page only lays out a :class:`~physgrade.report.model.Report`: every number and every cell's
-text comes from the core. Computing a report bootstraps many intervals, so it runs on a worker
-with its own connection, as does writing it to disk.
+text comes from the core. Computing a report bootstraps many intervals, so it is a long run of
+the operations (progress, Cancel), as is writing it to disk; a change to what the report is
+computed from computes it again.
 """
 
 from __future__ import annotations
@@ -12,15 +13,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable
 
-from PySide6.QtCore import QRect, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPixmap, QResizeEvent
+from PySide6.QtCore import QRect, QSize, Qt, QTimer
+from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPixmap, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QFileDialog, QFrame, QHBoxLayout,
                                QHeaderView, QLabel, QPushButton, QScrollArea, QSizePolicy,
                                QStackedWidget, QTabWidget, QTableWidgetItem, QVBoxLayout,
                                QWidget)
 
+from physgrade.changes import Changes, Kind
 from physgrade.project import Project
 from physgrade.report.model import Cell, Figure, Report, Section, Table
 from physgrade.report.writers import write_report
@@ -28,9 +29,10 @@ from physgrade.report.options import ReportFilter, ReportOptions, report_choices
 from physgrade.stats.estimate import Estimate
 from physgrade.tasks import Task
 from physgrade_ui import style, transfer
-from physgrade_ui.progress import SingleRun
+from physgrade_ui.operations import Operations
+from physgrade_ui.pages import Section as SectionKeys
 from physgrade_ui.widgets import NUMBER_ALIGNMENT, ROW_HEIGHT, FacetButton, SmallTable, label
-from physgrade_ui.workers import Operation, Worker
+from physgrade_ui.workers import Worker
 
 #: Filter facets: ReportFilter field and button title, in the order of the bar.
 FACETS = (("models", "Model"), ("topics", "Topic"), ("kinds", "Kind"), ("bloom", "Bloom"),
@@ -47,16 +49,21 @@ CELL_PADDING = 12
 #: Figures shrink to fit the page, but not below this width (pixels); the page scrolls instead.
 MIN_FIGURE_WIDTH = 320
 NO_REPORT = "No report yet: press Update to compute one."
+UNCHANGED = "The report shown is unchanged."
+#: What a report is computed from: a change to any of it computes the report again.
+REPORTED = (Kind.SCORES, Kind.RATERS, Kind.REVIEWS, Kind.BLOOM, Kind.QUESTIONS, Kind.RESPONSES,
+            Kind.SAMPLES)
+#: What the bar's filter values and raters are read from.
+CHOICES = (Kind.RATERS, Kind.QUESTIONS, Kind.RESPONSES)
 
 
-def compute_report(project_path: Path, options: ReportOptions, task: Task) -> Report:
-    """Build the report on the calling (worker) thread through a connection of its own. The
-    builder is imported here, not with the page: it loads pandas, scipy and matplotlib, which
-    would otherwise add more than a second to every start of the app."""
+def compute_report(options: ReportOptions, project: Project, task: Task) -> Report:
+    """Build the report (on a worker). The builder is imported here, not with the page: it
+    loads pandas, scipy and matplotlib, which would otherwise add more than a second to every
+    start of the app."""
     from physgrade.report.build import build_report
 
-    with Project.open(project_path) as project:
-        return build_report(project, options, task)
+    return build_report(project, options, task)
 
 
 def plural(count: int, word: str) -> str:
@@ -232,6 +239,12 @@ class ReportExport:
     formats: tuple[str, ...]
 
 
+def write_files(report: Report, request: ReportExport, project: Project | None,
+                task: Task) -> list[Path]:
+    """Write ``report`` as ``request`` asks (on a worker; the report is all it needs)."""
+    return write_report(report, request.folder, request.formats, task)
+
+
 class _FolderField(transfer.FileField):
     """The import/export path field, choosing a folder instead of a file."""
 
@@ -274,18 +287,20 @@ class ExportReportDialog(transfer.TransferDialog[ReportExport]):
 
 
 class ReportsPage(QWidget):
-    """The report of the open project; ``status`` carries messages for the status bar."""
+    """The report of the open project, computed again whenever what it reports on changes."""
 
-    status = Signal(str)
+    page_title = "Reports"
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, ops: Operations, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.ops = ops
         self.project_path: Path | None = None
         self.report: Report | None = None
         self.report_options: ReportOptions | None = None
         self.export_folder = Path.home()
-        self.runs = SingleRun(self, self.status.emit, self._show_state)
         self.tables: dict[str, ReportTable] = {}
+        self._due = False  # the project changed since the report shown (or under way) was begun
+        ops.busy_changed.connect(self._busy_changed)
 
         bar = QHBoxLayout()
         bar.setSpacing(6)
@@ -332,15 +347,56 @@ class ReportsPage(QWidget):
         layout.addWidget(self.body, 1)
         self._show_state()
 
-    # -- the project and the bar ------------------------------------------------------------
+    # -- the page -----------------------------------------------------------------------------
 
-    def open(self, project: Project) -> Worker | None:
+    def open(self, project: Project | None, person: str | None = None) -> None:
         """Offer the filter values and raters of ``project`` (keeping the choices that still
-        apply) and compute its report."""
+        apply) and compute its report, unless it is on show already (the report is the same
+        whoever is working); a closed project leaves no report."""
+        if project is None:
+            self.project_path, self._due = None, False
+            self._show_report(None, None)
+            return
         if project.path != self.project_path:
             self.project_path = project.path
             self.export_folder = project.path.parent / f"{project.path.stem} report"
             self._show_report(None, None)
+        self._offer_choices(project)
+        self._due = self._due or self.report is None
+        self._update_if_due()
+
+    def apply(self, changes: Changes) -> None:
+        """Compute the report again when what it reports on changed; while a long run is under
+        way, once it has ended."""
+        if self.ops.project is None or not changes.touches(*REPORTED):
+            return
+        if changes.touches(*CHOICES):
+            self._offer_choices(self.ops.project)
+        self._due = True
+        self._update_if_due()
+
+    def stop(self) -> None:
+        """Nothing to do: the operations end the work under way."""
+
+    def help_section(self) -> SectionKeys | None:
+        return None
+
+    def focus_widget(self) -> QWidget:
+        return self.tabs if self.report is not None else self.update_button
+
+    def focus_search(self) -> bool:
+        return False
+
+    def showEvent(self, event: QShowEvent) -> None:
+        """A recomputation left for later while the page was hidden is done now (after the
+        window has handed the page what changed meanwhile, which may start it anyway)."""
+        super().showEvent(event)
+        QTimer.singleShot(0, self._update_if_due)
+
+    # -- the bar ------------------------------------------------------------------------------
+
+    def _offer_choices(self, project: Project) -> None:
+        """The filter values and raters ``project`` has, keeping the chosen ones it still has."""
         choices = report_choices(project)
         for key, button in self.facets.items():
             button.blockSignals(True)
@@ -352,7 +408,7 @@ class ReportsPage(QWidget):
         self.rater.addItems(choices.raters)
         self.rater.setCurrentIndex(max(self.rater.findText(rater), 0))
         self.rater.blockSignals(False)
-        return self.update_report()
+        self._show_state()
 
     def options(self) -> ReportOptions:
         """The report the bar asks for."""
@@ -361,26 +417,37 @@ class ReportsPage(QWidget):
 
     def _show_state(self) -> None:
         """Update is the primary button while the bar asks for another report than the one
-        shown; nothing starts while a worker runs."""
-        idle = self.worker is None
-        self.update_button.setEnabled(idle and self.project_path is not None)
+        shown; nothing starts while a long run is under way."""
+        idle = not self.ops.busy
+        self.update_button.setEnabled(idle and self.ops.project is not None)
         self.export_button.setEnabled(idle and self.report is not None)
         outdated = self.report is None or self.options() != self.report_options
         self.update_button.setProperty("role", "primary" if outdated else None)
         self.update_button.style().unpolish(self.update_button)
         self.update_button.style().polish(self.update_button)
 
-    # -- computing and showing --------------------------------------------------------------
+    def _busy_changed(self, busy: bool) -> None:
+        self._show_state()
+        if not busy:
+            # Later: the run that ended may broadcast what it changed first (which starts it).
+            QTimer.singleShot(0, self._update_if_due)
+
+    # -- computing and showing ----------------------------------------------------------------
+
+    def _update_if_due(self) -> None:
+        if self._due and self.isVisible() and not self.ops.busy:
+            self.update_report()
 
     def update_report(self) -> Worker | None:
         """Compute the report the bar asks for; Cancel keeps the one shown."""
-        if self.project_path is None or self.worker is not None:
-            return None
         options = self.options()
-        return self._run("Computing the report",
-                         partial(compute_report, self.project_path, options),
-                         partial(self._show_report, options),
-                         "The report could not be computed", "The report shown is unchanged.")
+        worker = self.ops.run("Computing the report", partial(compute_report, options),
+                              partial(self._show_report, options),
+                              failed="The report could not be computed. " + UNCHANGED,
+                              cancelled="Computing the report was cancelled. " + UNCHANGED)
+        if worker is not None:
+            self._due = False
+        return worker
 
     def _show_report(self, options: ReportOptions | None, report: Report | None) -> None:
         """Lay out ``report`` (None: none yet), staying on the section that was on show."""
@@ -399,7 +466,7 @@ class ReportsPage(QWidget):
         self.summary.setText(summary_text(report) if report else NO_REPORT)
         self._show_state()
 
-    # -- export -----------------------------------------------------------------------------
+    # -- export -------------------------------------------------------------------------------
 
     def export(self) -> None:
         dialog = ExportReportDialog(self.export_folder, self)
@@ -408,31 +475,19 @@ class ReportsPage(QWidget):
 
     def start_export(self, request: ReportExport) -> Worker | None:
         """Write the report on show into ``request.folder``."""
-        if self.report is None or self.worker is not None:
+        if self.report is None:
             return None
-        return self._run("Writing the report",
-                         partial(write_report, self.report, request.folder, request.formats),
-                         partial(self._exported, request), "The report could not be written",
-                         "")
+        return self.ops.run("Writing the report", partial(write_files, self.report, request),
+                            partial(self._exported, request),
+                            failed="The report could not be written.",
+                            cancelled="Writing the report was cancelled.", needs_project=False)
 
     def _exported(self, request: ReportExport, written: list[Path]) -> None:
         self.export_folder = request.folder
-        self.status.emit(f"Report written to {request.folder}: "
-                         f"{written_text(request.folder, written)}")
-
-    # -- the worker -------------------------------------------------------------------------
-
-    def _run(self, title: str, operation: Operation, on_finished: Callable[[Any], None],
-             failure: str, unchanged: str) -> Worker:
-        """Run a core operation with progress; say the same way that it failed or stopped."""
-        return self.runs.start(title, operation, on_finished, f"{failure}. {unchanged}".strip(),
-                               f"{title} was cancelled. {unchanged}".strip())
+        self.ops.say(f"Report written to {request.folder}: "
+                     f"{written_text(request.folder, written)}")
 
     @property
     def worker(self) -> Worker | None:
-        """The work under way, if any."""
-        return self.runs.worker
-
-    def stop(self) -> None:
-        """Stop the work under way and wait for it (before the window goes)."""
-        self.runs.stop()
+        """The long run under way, if any (this page's or another's: one at a time)."""
+        return self.ops.worker

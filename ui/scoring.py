@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (QButtonGroup, QFrame, QHBoxLayout, QLineEdit, QPu
                                QVBoxLayout, QWidget)
 
 from physgrade.grading import GradingItem
-from physgrade.rubric import Criterion, Rubric
+from physgrade.rubric import FINAL_ANSWER, Criterion, Rubric
 from physgrade_ui.widgets import RowCursor, label
 
 NA = "N/A"
@@ -155,7 +155,7 @@ class ScoringPanel(RowCursor, QWidget):
         self._place_hint()
 
     def _place_hint(self) -> None:
-        row = next((row for row in self.rows if row.criterion.key == "ANS"), None)
+        row = next((row for row in self.rows if row.criterion.key == FINAL_ANSWER), None)
         if self.hint is not None and row is not None:
             row.hold(self.hint)
 

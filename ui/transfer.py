@@ -1,6 +1,6 @@
 """Import and export: the dialogs that ask what to move, and the operations the worker runs.
 
-The operations open their own :class:`Project` because they run on a worker thread; the
+The operations run on a worker through :meth:`physgrade_ui.operations.Operations.run`; the
 dialogs only collect and check the user's choices and never touch the project.
 """
 
@@ -39,16 +39,14 @@ class ExportRequest:
     file: Path
 
 
-def import_into(project_path: Path, request: ImportRequest, task: Task) -> ImportResult:
-    """Import on the calling (worker) thread through a connection of its own."""
-    with Project.open(project_path) as project:
-        return import_file(project, request.file, request.kind, request.mapping or None, task)
+def import_into(request: ImportRequest, project: Project, task: Task) -> ImportResult:
+    """Import (on a worker, through the connection the operations opened for it)."""
+    return import_file(project, request.file, request.kind, request.mapping or None, task)
 
 
-def export_from(project_path: Path, request: ExportRequest, task: Task) -> int:
-    """Export on the calling (worker) thread through a connection of its own."""
-    with Project.open(project_path) as project:
-        return export_kind(project, request.kind, request.file, task)
+def export_from(request: ExportRequest, project: Project, task: Task) -> int:
+    """Export (on a worker, through the connection the operations opened for it)."""
+    return export_kind(project, request.kind, request.file, task)
 
 
 def guess_kind(file: Path) -> str | None:

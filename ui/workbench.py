@@ -3,32 +3,34 @@
 Keyboard first, in the manner of a flash-card reviewer: the keys act on the current criterion
 of the response on show, every change is written through the core at once (no Save button),
 and the grader's place is stored in the project on every move, so reopening resumes there.
+Every write goes through :class:`~physgrade_ui.operations.Operations`; what the page shows is
+re-read from the project when the write's :class:`~physgrade.changes.Changes` come back.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import Callable
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QShowEvent
 from PySide6.QtWidgets import QScrollArea, QSplitter, QVBoxLayout, QWidget
 
+from physgrade import scores
+from physgrade.changes import Changes, Kind
 from physgrade.grading import Given, GradingItem, compare, grading_item
 from physgrade.project import Project
-from physgrade.queue import (Position, QueueFilter, facet_values, load_position, load_queue,
-                             save_position)
-from physgrade.rubric import ScoreError
+from physgrade.queue import (Position, QueueFilter, QueueItem, facet_values, load_position,
+                             load_queue, save_position)
 from physgrade_ui import reading
 from physgrade_ui.answer_hint import AnswerHints
 from physgrade_ui.comparison import ComparisonStrip
+from physgrade_ui.operations import Operations, Write
+from physgrade_ui.pages import Section
 from physgrade_ui.queue_view import QueuePanel
 from physgrade_ui.reading_view import BufferedReadingView
 from physgrade_ui.scoring import ScoringPanel
 from physgrade_ui.widgets import shortcuts
-
-Section = tuple[str, list[tuple[str, str]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,15 +44,17 @@ class Change:
 
 
 class GradingPage(QSplitter):
-    """Grade responses one after another. ``status`` carries messages for the status bar;
-    ``progress`` the grader's count of graded items in the filter and the filter's size."""
+    """Grade responses one after another. ``progress`` carries the grader's count of graded
+    items in the filter and the filter's size."""
 
-    status = Signal(str)
     progress = Signal(int, int)
     shown = Signal(str)  # a response is on show, content rendered
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    page_title = "Grade"
+
+    def __init__(self, ops: Operations, parent: QWidget | None = None) -> None:
         super().__init__(Qt.Orientation.Horizontal, parent)
+        self.ops = ops
         self.project: Project | None = None
         self.grader: str | None = None
         self.item: GradingItem | None = None
@@ -70,7 +74,7 @@ class GradingPage(QSplitter):
         self.panel.value_chosen.connect(self.score)
         self.panel.note_edited.connect(self.write_note)
         self.panel.note_closed.connect(self.focus_panel)
-        self.hints = AnswerHints(self)
+        self.hints = AnswerHints(ops, self)
         self.panel.set_hint(self.hints.view)
         self.comparison = ComparisonStrip()
         side = QWidget()
@@ -128,36 +132,88 @@ class GradingPage(QSplitter):
     def help_section(self) -> Section:
         return ("Grading", [(keys, what) for keys, what, _ in self.keys])
 
-    # -- the project and the grader ---------------------------------------------------------
+    # -- the page ---------------------------------------------------------------------------
 
-    def open(self, project: Project, grader: str) -> None:
-        """Show ``project``'s queue for ``grader``, resuming where they stopped."""
-        self.project, self.grader = project, grader
+    def open(self, project: Project | None, grader: str | None) -> None:
+        """Show ``project``'s queue for ``grader``, resuming where they stopped (nothing while
+        either is unknown)."""
         self.undo_stack.clear()
         self.hints.reset()
-        position = load_position(project, grader)
-        items = load_queue(project, grader)
-        queue_filter = position.filter
-        if queue_filter.search:
-            queue_filter = queue_filter.with_search(project, queue_filter.search)
-        self.queue.set_choices(facet_values(items), queue_filter)
-        self.queue.model.set_items(items, queue_filter)
-        if not self.select(position.response_id) and self.queue.model.rowCount():
-            self.select(self.queue.model.item(0).response_id)
-        if not self.queue.model.rowCount():
+        if project is None or grader is None:
+            self.project = self.grader = None
+            self.queue.model.set_items([], QueueFilter())
             self._show_nothing()
-        self._report_progress()
+            return
+        self.project, self.grader = project, grader
+        position = load_position(project, grader)
+        self._show_queue(load_queue(project, grader), position.filter, position.response_id)
         self.focus_panel()
 
-    def close_project(self) -> None:
-        self.project = self.grader = self.item = None
-        self.hints.reset()
-        self.queue.model.set_items([], QueueFilter())
-        self._show_nothing()
+    def apply(self, changes: Changes) -> None:
+        """Re-read what a write changed of what the page shows; the grader keeps their place."""
+        if self.project is None or self.grader is None:
+            return
+        if changes.touches(Kind.QUESTIONS, Kind.RESPONSES):
+            self.hints.reset()  # reference answers or responses may differ: checks are stale
+        if changes.touches(Kind.QUESTIONS, Kind.RESPONSES, Kind.BLOOM):
+            current, criterion = self.item.response_id if self.item else None, self.panel.current
+            self._show_queue(load_queue(self.project, self.grader), self.queue.model.filter,
+                             current)
+            if self.item is not None and self.item.response_id == current:
+                self.panel.set_current(criterion)
+        elif changes.touches(Kind.SCORES):
+            self._rescore(changes.responses)
 
     def stop(self) -> None:
         """The window is closing: end the answer checks and close their checker."""
         self.hints.stop()
+
+    def focus_widget(self) -> QWidget:
+        return self.panel
+
+    def focus_search(self) -> bool:
+        self.queue.search.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.queue.search.selectAll()
+        return True
+
+    def focus_panel(self) -> None:
+        self.panel.setFocus(Qt.FocusReason.OtherFocusReason)
+
+    def _show_queue(self, items: list[QueueItem], queue_filter: QueueFilter,
+                    response_id: str | None) -> None:
+        """Show ``items`` through ``queue_filter`` (its search run again), with ``response_id``
+        on show if the filter shows it, else the first response."""
+        if queue_filter.search:
+            queue_filter = queue_filter.with_search(self.project, queue_filter.search)
+        self.queue.set_choices(facet_values(items), queue_filter)
+        self.queue.model.set_items(items, queue_filter)
+        if not self.select(response_id) and self.queue.model.rowCount():
+            self.select(self.queue.model.item(0).response_id)
+        if not self.queue.model.rowCount():
+            self._show_nothing()
+        self._report_progress()
+
+    def _rescore(self, responses: frozenset[str] | None) -> None:
+        """Scores changed for ``responses`` (None: any): the item on show and the queue's
+        counts are read again, the rows staying where they are."""
+        on_show = self.item.response_id if self.item else None
+        if on_show is not None and (responses is None or on_show in responses):
+            self._reread_item()
+        if on_show is not None and responses == {on_show}:
+            self.queue.model.update_scored(on_show, len(self.item.mine))
+        else:
+            self.queue.model.update_progress(load_queue(self.project, self.grader), responses)
+        self._report_progress()
+
+    def _reread_item(self) -> None:
+        """Show what the project now holds for the item on show (the criterion stays)."""
+        item = grading_item(self.project, self.item.response_id, self.grader)
+        if item is None:
+            return  # removed: the change that removed it re-reads the queue
+        self.item = item
+        self.panel.show_item(item, keep_current=True)
+        self.comparison.show_verdicts(item, compare(self.project, item, self.grader))
+        self.hints.show(self.project, item)
 
     def _show_nothing(self) -> None:
         self.item = None
@@ -165,6 +221,11 @@ class GradingPage(QSplitter):
         message = ("No responses match the filter." if self.queue.model.items
                    else "This project has no responses yet. Import some with File ▸ Import.")
         self.reader.show_html(reading.placeholder(message))
+
+    def _save_position(self, response_id: str, queue_filter: QueueFilter) -> None:
+        self.ops.write(partial(save_position, grader=self.grader,
+                               position=Position(response_id, queue_filter)),
+                       what="place in the queue")
 
     # -- moving -----------------------------------------------------------------------------
 
@@ -187,7 +248,7 @@ class GradingPage(QSplitter):
         if 0 <= row < self.queue.model.rowCount():
             self.select(self.queue.model.item(row).response_id)
         else:
-            self.status.emit("End of the queue." if delta > 0 else "Start of the queue.")
+            self.ops.say("End of the queue." if delta > 0 else "Start of the queue.")
 
     def next_unfinished(self) -> None:
         """Jump to the next response this grader has not scored in full, wrapping round."""
@@ -199,7 +260,7 @@ class GradingPage(QSplitter):
             if model.item(row).scored < model.item(row).criteria:
                 self.select(model.item(row).response_id)
                 return
-        self.status.emit("Every response in this filter is graded.")
+        self.ops.say("Every response in this filter is graded.")
 
     def _row_changed(self, current: QModelIndex) -> None:
         if current.isValid() and self.project is not None:
@@ -208,14 +269,14 @@ class GradingPage(QSplitter):
     def show_response(self, response_id: str) -> None:
         item = grading_item(self.project, response_id, self.grader)
         if item is None:  # removed since the queue was read
-            self.status.emit(f"Response {response_id} is no longer in the project.")
+            self.ops.say(f"Response {response_id} is no longer in the project.")
             return
         self.item = item
         self.reader.show_html(reading.grading_html(item))
         self.panel.show_item(item)
         self.hints.show(self.project, item)
         self.comparison.show_verdicts(item, compare(self.project, item, self.grader))
-        save_position(self.project, self.grader, Position(response_id, self.queue.model.filter))
+        self._save_position(response_id, self.queue.model.filter)
 
     def _rendered(self) -> None:
         if self.item is not None:
@@ -246,15 +307,8 @@ class GradingPage(QSplitter):
             else:
                 self._show_nothing()
         if self.item is not None:
-            save_position(self.project, self.grader, Position(self.item.response_id, chosen))
+            self._save_position(self.item.response_id, chosen)
         self._report_progress()
-
-    def focus_search(self) -> None:
-        self.queue.search.setFocus(Qt.FocusReason.ShortcutFocusReason)
-        self.queue.search.selectAll()
-
-    def focus_panel(self) -> None:
-        self.panel.setFocus(Qt.FocusReason.OtherFocusReason)
 
     # -- scoring ----------------------------------------------------------------------------
 
@@ -265,83 +319,76 @@ class GradingPage(QSplitter):
             return
         if not self.panel.allowed(value):
             allowed = self.panel.rows[self.panel.current].values
-            self.status.emit(f"{criterion.key} takes {', '.join(map(str, allowed))}"
-                             + (" or N/A" if criterion.allows_na else "") + ".")
+            self.ops.say(f"{criterion.key} takes {', '.join(map(str, allowed))}"
+                         + (" or N/A" if criterion.allows_na else "") + ".")
             return
         self.score(criterion.key, value)
         self.panel.move(1)
 
     def score(self, criterion: str, value: int | None) -> None:
-        """Write one criterion's score now, remember how to undo it, and show the result."""
+        """Write one criterion's score; once it is committed, remember how to undo it."""
         item = self.item
         before = item.mine.get(criterion)
-        if before is not None and before.value == value:
-            self.panel.show_item(item, keep_current=True)
-            return
-        if not self._write(partial(self.project.set_score, self.grader, item.response_id,
-                                   criterion, value)):
-            return
-        self.undo_stack.append(Change(item.response_id, criterion, before, note_only=False))
+        unchanged = before is not None and before.value == value
         shown = "N/A" if value is None else value
-        self._refresh(f"{criterion} = {shown} saved.")
+        if unchanged or not self._write(
+                partial(scores.set_score, grader=self.grader, response_id=item.response_id,
+                        criterion=criterion, value=value),
+                Change(item.response_id, criterion, before, note_only=False),
+                f"{criterion} = {shown} saved.", "score"):
+            self.panel.show_item(item, keep_current=True)  # a clicked button shows what is stored
 
     def open_note(self) -> None:
         criterion = self.panel.current_criterion
         if self.item is None or criterion is None:
             return
         if criterion.key not in self.item.mine:
-            self.status.emit(f"Score {criterion.key} first, then add a note to it.")
+            self.ops.say(f"Score {criterion.key} first, then add a note to it.")
             return
         self.panel.open_note()
 
     def write_note(self, criterion: str, note: str) -> None:
-        before = self.item.mine.get(criterion)
+        item = self.item
+        before = item.mine.get(criterion)
         if before is None or (before.note or "") == note:
             return
-        if self._write(partial(self.project.set_note, self.grader, self.item.response_id,
-                               criterion, note)):
-            self.undo_stack.append(Change(self.item.response_id, criterion, before,
-                                          note_only=True))
-            self._refresh(f"Note on {criterion} saved." if note else f"Note on {criterion} removed.")
+        self._write(partial(scores.set_note, grader=self.grader, response_id=item.response_id,
+                            criterion=criterion, note=note),
+                    Change(item.response_id, criterion, before, note_only=True),
+                    f"Note on {criterion} saved." if note else f"Note on {criterion} removed.",
+                    "note")
+
+    def _write(self, write: Write, change: Change, message: str, what: str) -> bool:
+        """Write now (True once committed; a write waiting for a lock is undoable when saved)."""
+        return self.ops.write(write, partial(self._saved, change, message), what)
+
+    def _saved(self, change: Change, message: str, changes: Changes) -> None:
+        """A change is committed (at once, or later if it waited for a lock): it can be undone."""
+        self.undo_stack.append(change)
+        self.ops.say(message)
 
     def undo(self) -> None:
         """Take back the last change, on whichever response it was made."""
         if not self.undo_stack:
-            self.status.emit("Nothing to undo.")
+            self.ops.say("Nothing to undo.")
             return
         change = self.undo_stack.pop()
         if self.item is None or self.item.response_id != change.response_id:
             self.select(change.response_id) or self.show_response(change.response_id)
-        project, grader, rid = self.project, self.grader, change.response_id
+        where = dict(grader=self.grader, response_id=change.response_id,
+                     criterion=change.criterion)
         if change.note_only:
-            write = partial(project.set_note, grader, rid, change.criterion,
-                            change.before.note or "")
+            write = partial(scores.set_note, note=change.before.note or "", **where)
         elif change.before is None:
-            write = partial(project.clear_score, grader, rid, change.criterion)
+            write = partial(scores.clear_score, **where)
         else:
-            write = partial(project.set_score, grader, rid, change.criterion,
-                            change.before.value)
-        if self._write(write):
+            write = partial(scores.set_score, value=change.before.value, **where)
+        self.ops.write(write, partial(self._undone, change), "undo")
+
+    def _undone(self, change: Change, changes: Changes) -> None:
+        if self.item is not None and self.item.response_id == change.response_id:
             self.panel.set_current(self.item.rubric.keys.index(change.criterion))
-            self._refresh(f"Undone: {change.criterion} on {rid}.")
-
-    def _write(self, write: Callable[[], None]) -> bool:
-        try:
-            write()
-        except ScoreError as exc:
-            self.status.emit(str(exc))
-            return False
-        return True
-
-    def _refresh(self, message: str) -> None:
-        """Re-read the item from the project after a write, so the panel shows what is stored."""
-        item = grading_item(self.project, self.item.response_id, self.grader)
-        self.item = item
-        self.panel.show_item(item, keep_current=True)
-        self.comparison.show_verdicts(item, compare(self.project, item, self.grader))
-        self.queue.model.update_scored(item.response_id, len(item.mine))
-        self._report_progress()
-        self.status.emit(message)
+        self.ops.say(f"Undone: {change.criterion} on {change.response_id}.")
 
     def _report_progress(self) -> None:
         self.progress.emit(self.queue.model.graded_count(), self.queue.model.rowCount())

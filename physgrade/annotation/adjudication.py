@@ -4,7 +4,7 @@
 reports and filters use. The rule, in order:
 
 1. the adjudicated label (table ``bloom_adjudications``, written by
-   :meth:`physgrade.project.Project.set_bloom_final`), if there is one;
+   :func:`physgrade.annotation.labels.set_bloom_final`), if there is one;
 2. else the label every human annotator gave, when at least one person gave a complete label
    (both dimensions) and all complete human labels are identical; a label with a dimension
    missing is work in progress and does not count, here or in the disagreements queue;
@@ -16,7 +16,7 @@ reports and filters use. The rule, in order:
 The rule is written once, as the view ``bloom_final`` (``db/006_bloom_adjudication.sql``).
 Triggers on ``bloom_labels`` (human annotators only) and ``bloom_adjudications`` apply it to a
 question inside the transaction that writes the label, whichever code writes it (the app,
-:meth:`~physgrade.project.Project.set_bloom_label`, an import); :func:`refresh` applies it on
+:func:`~physgrade.annotation.labels.set_bloom_label`, an import); :func:`refresh` applies it on
 demand, e.g. to repair a project edited by hand.
 """
 
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from physgrade.changes import Changes, Kind
 from physgrade.project import Project
 
 #: Set the question's final label by the rule (a trigger keeps the imported one first).
@@ -35,10 +36,12 @@ APPLY_RULE = (
 SOURCES = ("adjudicated", "consensus", "imported")
 
 
-def refresh(project: Project, question_ids: Iterable[str]) -> None:
+def refresh(project: Project, question_ids: Iterable[str]) -> Changes:
     """Recompute the final label of these questions by the rule. Runs in the caller's
     transaction when there is one (it never commits); unknown ids are ignored."""
-    project.conn.executemany(APPLY_RULE, [(qid,) for qid in dict.fromkeys(question_ids)])
+    ids = list(dict.fromkeys(question_ids))
+    project.conn.executemany(APPLY_RULE, [(qid,) for qid in ids])
+    return Changes.of(Kind.BLOOM, questions=ids)
 
 
 def source(project: Project, question_id: str) -> str | None:

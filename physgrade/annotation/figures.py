@@ -28,6 +28,7 @@ import numpy as np
 from physgrade.project import Project
 from physgrade.report.model import Cell, Figure, Section, Table
 from physgrade.report.options import ReportFilter, rater_label
+from physgrade.scores import HUMAN
 from physgrade.stats.agreement import cohen_kappa, gwet_ac1, percent_agreement
 from physgrade.stats.describe import proportion
 from physgrade.stats.estimate import Estimate
@@ -93,7 +94,7 @@ def _labels(project: Project, report_filter: ReportFilter
             "FROM bloom_labels b JOIN raters r ON r.id = b.annotator_id JOIN questions q ON "
             f"q.id = b.question_id WHERE {where}", params):
         label = rater_label(name, version)
-        if kind == "human":
+        if kind == HUMAN:
             if report_filter.graders and label not in report_filter.graders:
                 continue
             people.add(label)
@@ -245,8 +246,8 @@ def bloom_section(project: Project, number: int,
               "One row per cell, in vocabulary order: how many questions the first rater "
               "labelled as the first label and the second rater as the second.")]
     for dimension in DIMENSIONS:
-        rows = [(s.label, s.count, s.share)
-                for s in distribution(project, dimension, report_filter)]
+        rows: list[tuple[Cell, ...]] = [(s.label, s.count, s.share)
+                                        for s in distribution(project, dimension, report_filter)]
         tables.append(Table(f"bloom_final_{dimension}", f"Final labels by "
                             f"{DIMENSION_TITLES[dimension].lower()}",
                             (DIMENSION_TITLES[dimension], "Questions", "Share"), rows,

@@ -3,8 +3,8 @@
 People label each question on both dimensions of Bloom's revised taxonomy (cognitive level and
 knowledge type, :mod:`physgrade.taxonomy`); a language model's labels (stored by
 :mod:`physgrade.judge.bloom` as that model's labels, rater kind ``llm``) may be shown as a
-suggestion. Labels are written with :meth:`physgrade.project.Project.set_bloom_label` and
-adjudications with :meth:`~physgrade.project.Project.set_bloom_final`; the final label rule is
+suggestion. Labels are written with :func:`physgrade.annotation.labels.set_bloom_label` and
+adjudications with :func:`~physgrade.annotation.labels.set_bloom_final`; the final label rule is
 in :mod:`physgrade.annotation.adjudication`. Everything here only reads.
 
 A label is *complete* when it has both dimensions; only complete labels count as done for
@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from physgrade.project import Project
 from physgrade.report.options import rater_label
+from physgrade.scores import LLM, is_kind, is_named_person, is_person
 from physgrade.taxonomy import TOPICS, in_vocabulary_order
 
 #: The queues a session can walk: questions the annotator has not labelled completely, every
@@ -65,7 +66,7 @@ class BloomItem:
 def annotators(project: Project) -> list[str]:
     """The people who have given at least one Bloom label, by name."""
     return [name for (name,) in project.conn.execute(
-        "SELECT r.name FROM raters r WHERE r.kind = 'human' AND EXISTS (SELECT 1 FROM "
+        f"SELECT r.name FROM raters r WHERE {is_person()} AND EXISTS (SELECT 1 FROM "
         "bloom_labels b WHERE b.annotator_id = r.id) ORDER BY r.name, r.prompt_version")]
 
 
@@ -76,14 +77,14 @@ def suggesters(project: Project) -> list[str]:
 
 def _suggester_rows(project: Project) -> list[tuple[str, str]]:
     return project.conn.execute(
-        "SELECT r.name, r.prompt_version FROM raters r WHERE r.kind = 'llm' AND EXISTS "
+        f"SELECT r.name, r.prompt_version FROM raters r WHERE {is_kind(LLM)} AND EXISTS "
         "(SELECT 1 FROM bloom_labels b WHERE b.annotator_id = r.id) "
         "ORDER BY r.name, r.prompt_version").fetchall()
 
 
 def _suggester_id(project: Project, suggester: str) -> int:
     for rid, name, version in project.conn.execute(
-            "SELECT id, name, prompt_version FROM raters WHERE kind = 'llm'"):
+            f"SELECT r.id, r.name, r.prompt_version FROM raters r WHERE {is_kind(LLM)}"):
         if rater_label(name, version) == suggester:
             return int(rid)
     raise ValueError(f"no model {suggester!r} has Bloom labels in this project")
@@ -103,15 +104,14 @@ def queue(project: Project, annotator: str, filter: str = "unlabelled",
     if filter == "unlabelled":
         conditions.append(
             "NOT EXISTS (SELECT 1 FROM bloom_labels b JOIN raters r ON r.id = b.annotator_id "
-            f"WHERE b.question_id = q.id AND r.name = ? AND r.prompt_version = '' AND "
-            f"r.kind = 'human' AND {_COMPLETE})")
+            f"WHERE b.question_id = q.id AND {is_named_person()} AND {_COMPLETE})")
         params.append(annotator)
     elif filter == "disagreements":
         conditions.append(
             "NOT EXISTS (SELECT 1 FROM bloom_adjudications a WHERE a.question_id = q.id) AND "
             "(SELECT count(DISTINCT b.cognitive || char(31) || b.knowledge) FROM bloom_labels b "
             "JOIN raters r ON r.id = b.annotator_id WHERE b.question_id = q.id AND "
-            f"r.kind = 'human' AND {_COMPLETE}) > 1")
+            f"{is_person()} AND {_COMPLETE}) > 1")
     if topic is not None:
         conditions.append("q.topic = ?")
         params.append(topic)
@@ -135,7 +135,7 @@ def item(project: Project, question_id: str, annotator: str, suggester: str | No
     mine, others = None, {}
     for name, cognitive, knowledge in conn.execute(
             "SELECT r.name, b.cognitive, b.knowledge FROM bloom_labels b JOIN raters r ON "
-            "r.id = b.annotator_id WHERE b.question_id = ? AND r.kind = 'human' "
+            f"r.id = b.annotator_id WHERE b.question_id = ? AND {is_person()} "
             "ORDER BY r.name", (question_id,)):
         if name == annotator:
             mine = Label(cognitive, knowledge)
@@ -175,5 +175,5 @@ def labelled_count(project: Project, annotator: str) -> int:
     """How many questions the annotator has labelled completely."""
     return project.conn.execute(
         "SELECT count(*) FROM bloom_labels b JOIN raters r ON r.id = b.annotator_id WHERE "
-        f"r.name = ? AND r.prompt_version = '' AND r.kind = 'human' AND {_COMPLETE}",
+        f"{is_named_person()} AND {_COMPLETE}",
         (annotator,)).fetchone()[0]

@@ -10,6 +10,7 @@ import math
 import random
 import re
 from dataclasses import dataclass
+from typing import Sequence
 
 import sympy
 
@@ -169,10 +170,10 @@ def infer_type(text: str) -> str:
 
 
 def _units(unit: str | None, count: int) -> list[str | None]:
-    if units.is_missing(unit):
+    if unit is None or units.is_missing(unit):
         return [None] * count
     unit = latex.clean(unit)
-    parts = latex.split_top_level(unit) if count > 1 else [unit]
+    parts: Sequence[str | None] = latex.split_top_level(unit) if count > 1 else [unit]
     if len(parts) != count:
         parts = [unit] * count if count == 1 else [None] * count
     return [None if units.is_missing(part) else part for part in parts]

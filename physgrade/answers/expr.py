@@ -106,6 +106,7 @@ def tokens(text: str) -> list[Token]:
         if match is None:
             raise Unparseable(f"unexpected character {text[position]!r}")
         kind = match.lastgroup
+        assert kind is not None  # every alternative of _TOKEN is a named group
         if kind == "word":
             offset = match.start()
             names = _words(match.group())

@@ -8,12 +8,14 @@ misses it ends as ``timeout``, its worker is killed and a fresh one takes its pl
 Workers are forked from a server process that has already imported sympy and pint
 (multiprocessing's "forkserver"), so a replacement is ready in milliseconds and no worker
 inherits the caller's threads or Qt state. Where forkserver does not exist (Windows) they are
-spawned instead.
+spawned instead. Workers end with their caller even when it is killed mid-check, and the
+forkserver with them (:mod:`physgrade.orphans`).
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.util
 import os
 import threading
 import time
@@ -22,6 +24,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Iterable, Iterator
 
+from ..orphans import die_with
 from ..tasks import Task
 from .outcome import Check, Outcome, Settings
 
@@ -60,8 +63,12 @@ def _limit_memory(megabytes: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
-def _serve(connection: Connection, settings: Settings, memory_mb: int) -> None:
-    """A worker's loop: receive a request, send back (outcome, reason, answer), until None."""
+def _serve(connection: Connection, settings: Settings, memory_mb: int, caller: int,
+           leftovers: tuple[str, ...]) -> None:
+    """A worker's loop: receive a request, send back (outcome, reason, answer), until None.
+    The worker ends with ``caller`` (its parent is the forkserver), even mid-check, and removes
+    ``leftovers`` if the caller was killed."""
+    die_with(caller, leftovers)
     from .compare import check
 
     try:
@@ -89,7 +96,11 @@ def _serve(connection: Connection, settings: Settings, memory_mb: int) -> None:
 class _Worker:
     def __init__(self, context, settings: Settings, memory_mb: int) -> None:
         self.connection, child = context.Pipe()
-        self.process = context.Process(target=_serve, args=(child, settings, memory_mb), daemon=True)
+        # The caller's multiprocessing folder holds the forkserver's socket: a killed caller
+        # leaves it behind, so its workers remove it.
+        leftovers = (multiprocessing.util.get_temp_dir(),)
+        self.process = context.Process(
+            target=_serve, args=(child, settings, memory_mb, os.getpid(), leftovers), daemon=True)
         self.process.start()
         child.close()
         self.job: int | None = None
@@ -178,9 +189,9 @@ class Checker:
                         next_job += 1
                 for worker in self._workers:
                     if worker.job is None and pending:
-                        job, request = pending.popleft()
-                        waiting[job] = request
-                        self._send(worker, job, request)
+                        started, request = pending.popleft()
+                        waiting[started] = request
+                        self._send(worker, started, request)
                 busy = [worker for worker in self._workers if worker.job is not None]
                 if not busy:
                     break

@@ -33,7 +33,7 @@ _NONE = re.compile(r"[\s\"',]*(?:none|null|n/?a|-|)[\s\"',]*", re.IGNORECASE)
 @lru_cache(maxsize=1)
 def registry() -> pint.UnitRegistry:
     """pint's registry with the few corrections above; built once per process (about 0.3 s)."""
-    units = pint.UnitRegistry(autoconvert_offset_to_baseunit=True)
+    units: pint.UnitRegistry = pint.UnitRegistry(autoconvert_offset_to_baseunit=True)
     for definition in _DEFINITIONS:
         units.define(definition)
     return units
@@ -116,7 +116,7 @@ def quantity(text: str, unit: str | None = None) -> Quantity | None:
     if value.imag or not sympy.Float(value.real).is_finite:
         return None
     rest = text[prefix.end:].strip()
-    written_unit = rest or (None if is_missing(unit) else unit.strip())
+    written_unit = rest or (None if unit is None or is_missing(unit) else unit.strip())
     written = _readable(text[:prefix.end]) if prefix.significant else f"{value.real:.6g}"
     if written_unit is None:
         return Quantity(written, value.real, None, value.real, "", "", prefix.significant)

@@ -16,22 +16,27 @@ import json
 from collections import Counter
 from dataclasses import dataclass, field
 
+from ..changes import NOTHING, Changes
 from ..project import Project, now_iso
+from ..rubric import FINAL_ANSWER
+from ..scores import RULES, ensure_rater, is_kind, scored, write
 from ..tasks import Task
 from .outcome import Check, Outcome, Settings
 from .sandbox import Checker, Request
 
-RATER = "rules"
+RATER = RULES
 _COMMIT_EVERY = 200
 _SCORED = {Outcome.EQUIVALENT: True, Outcome.NOT_EQUIVALENT: False, Outcome.NO_ANSWER: False}
 
 
 @dataclass
 class Summary:
-    """What a verify run did: checks per outcome, and responses left as they were."""
+    """What a verify run did: checks per outcome, responses left as they were, and what it
+    changed in the project."""
 
     outcomes: Counter[str] = field(default_factory=Counter)
     already: int = 0
+    changes: Changes = NOTHING
 
     @property
     def checked(self) -> int:
@@ -77,7 +82,8 @@ def requests(project: Project, settings: Settings, recheck: bool = False
 def assessed(project: Project, settings: Settings) -> set[str]:
     return {rid for (rid,) in project.conn.execute(
         "SELECT a.response_id FROM assessments a JOIN raters t ON t.id = a.rater_id "
-        "WHERE t.name = ? AND t.kind = 'rules' AND t.prompt_version = ?", (RATER, settings.label))}
+        f"WHERE t.name = ? AND {is_kind(RULES, 't')} AND t.prompt_version = ?",
+        (RATER, settings.label))}
 
 
 def verify(project: Project, checker: Checker, task: Task | None = None,
@@ -91,47 +97,40 @@ def verify(project: Project, checker: Checker, task: Task | None = None,
         batch.append((rid, check))
         summary.outcomes[check.outcome.value] += 1
         if len(batch) >= _COMMIT_EVERY:
-            store(project, checker.settings, batch)
+            summary.changes |= store(project, checker.settings, batch)
             batch = []
-    store(project, checker.settings, batch)
+    summary.changes |= store(project, checker.settings, batch)
     return summary
 
 
-def store(project: Project, settings: Settings, results: list[tuple[str, Check]]) -> None:
+def store(project: Project, settings: Settings, results: list[tuple[str, Check]]) -> Changes:
     """Commit checks as the rules rater's assessments and final-answer scores, in one transaction."""
     if not results:
-        return
+        return NOTHING
     stamp = now_iso()
     with project.transaction():
-        rater = project.rater_id(RATER, "rules", settings.label)
+        rater, changes = ensure_rater(project, RATER, RULES, settings.label)
         for response_id, check in results:
-            rubric, multiple_choice = project.response_rubric(response_id)
-            answer = rubric.criterion("ANS")
+            response = scored(project, response_id)
+            answer = response.rubric.criterion(FINAL_ANSWER)
             extra = {"outcome": check.outcome.value, "answer": check.answer, "rtol": settings.rtol,
                      "mantissa": settings.mantissa}
-            scored = check.outcome in _SCORED
-            project.conn.execute(
-                "INSERT INTO assessments (rater_id, response_id, rubric, comment, raw, status, "
-                "assessed_at, extra) VALUES (?, ?, ?, ?, NULL, ?, ?, ?) ON CONFLICT DO UPDATE SET "
-                "comment = excluded.comment, status = excluded.status, "
-                "assessed_at = excluded.assessed_at, extra = excluded.extra",
-                (rater, response_id, rubric.key, check.reason, "ok" if scored else "failed", stamp,
-                 json.dumps(extra)))
-            project.conn.execute("DELETE FROM scores WHERE rater_id = ? AND response_id = ?",
-                                 (rater, response_id))
-            if scored:
-                value = answer.allowed_values(multiple_choice)[-1] if _SCORED[check.outcome] else 0
-                project.conn.execute(
-                    "INSERT INTO scores (rater_id, response_id, rubric, criterion, value, note, "
-                    "updated_at) VALUES (?, ?, ?, 'ANS', ?, ?, ?)",
-                    (rater, response_id, rubric.key, value, check.reason, stamp))
+            values = {}
+            if check.outcome in _SCORED:
+                values[FINAL_ANSWER] = (answer.allowed_values(response.multiple_choice)[-1]
+                                        if _SCORED[check.outcome] else 0)
+            changes |= write(project, rater, response, values, {FINAL_ANSWER: check.reason},
+                             stamp=stamp, replace=True, comment=check.reason, raw=None,
+                             status="ok" if values else "failed", extra=json.dumps(extra))
+    return changes
 
 
 def stored(project: Project, response_id: str) -> Check | None:
     """The rules rater's check of a response under the default settings, if it has one."""
     row = project.conn.execute(
         "SELECT a.comment, a.extra FROM assessments a JOIN raters t ON t.id = a.rater_id "
-        "WHERE t.name = ? AND t.kind = 'rules' AND t.prompt_version = '' AND a.response_id = ?",
+        f"WHERE t.name = ? AND {is_kind(RULES, 't')} AND t.prompt_version = '' "
+        "AND a.response_id = ?",
         (RATER, response_id)).fetchone()
     if row is None:
         return None

@@ -121,28 +121,31 @@ def compare(a: TextSet, vectors_a: np.ndarray, b: TextSet | None, vectors_b: np.
     within = b is None
     lax = thresholds.moved(-1)
     sets_a = [lexical.shingles(text) for text in a.texts]
-    sets_b = None if within else [lexical.shingles(text) for text in b.texts]
+    sets_b: list[frozenset[int]] | None = None
+    if b is None:
+        others, others_sets, others_vectors = a, sets_a, vectors_a
+    elif vectors_b is None:
+        raise ValueError("comparing with another set needs that set's vectors")
+    else:
+        sets_b = [lexical.shingles(text) for text in b.texts]
+        others, others_sets, others_vectors = b, sets_b, vectors_b
     scores: dict[tuple[int, int], list[float]] = {
         (i, j): [jac, -2.0] for i, j, jac in lexical.similar_pairs(sets_a, sets_b, lax.jaccard,
                                                                    task)}
     matches = semantic.similar_pairs(vectors_a, vectors_b, lax.cosine, task)
     for i, j, cos in zip(matches.first.tolist(), matches.second.tolist(), matches.score.tolist()):
         scores.setdefault((i, j), [-1.0, -2.0])[1] = cos
-    others_sets = sets_a if within else sets_b
-    others_vectors = vectors_a if within else vectors_b
     for (i, j), pair in scores.items():  # the score a stage did not reach its threshold for
         if pair[0] < 0:
             pair[0] = lexical.jaccard(sets_a[i], others_sets[j])
         if pair[1] < -1:
             pair[1] = float(vectors_a[i] @ others_vectors[j])
-    ids_b = a.ids if within else b.ids
-    pairs = sorted((Pair(a.ids[i], ids_b[j], jac, cos, thresholds.stages(jac, cos))
+    pairs = sorted((Pair(a.ids[i], others.ids[j], jac, cos, thresholds.stages(jac, cos))
                     for (i, j), (jac, cos) in scores.items() if thresholds.stages(jac, cos)),
                    key=lambda p: (-p.cosine, -p.jaccard, p.a, p.b))
-    summary = Summary(len(a), *(_flagged(scores, setting, within)
-                                for setting in (lax, thresholds, thresholds.moved(1))),
-                      _histogram(matches.best))
-    return Result(thresholds, len(a), len(a) if within else len(b), pairs, summary)
+    summary = Summary(len(a), _flagged(scores, lax, within), _flagged(scores, thresholds, within),
+                      _flagged(scores, thresholds.moved(1), within), _histogram(matches.best))
+    return Result(thresholds, len(a), len(others), pairs, summary)
 
 
 def _flagged(scores: dict[tuple[int, int], list[float]], thresholds: Thresholds,

@@ -4,11 +4,15 @@ The engine needs no PyTorch: the fast tokenizer, numpy and an ONNX Runtime sessi
 work. Texts are sorted by length and cut into batches of similar length under a budget of
 padded tokens, so little work goes into padding. The execution providers are always named:
 CUDA when a CUDA device can be used, else the CPU.
+
+ONNX Runtime is only ever imported through :func:`runtime`, which switches its telemetry off.
 """
 
 from __future__ import annotations
 
 import ctypes.util
+import os
+from types import ModuleType
 from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
@@ -17,7 +21,7 @@ from physgrade.dedup.models import ModelFiles
 from physgrade.tasks import Task
 
 if TYPE_CHECKING:
-    import onnxruntime
+    from onnxruntime import InferenceSession
 
 CUDA = "CUDAExecutionProvider"
 CPU = "CPUExecutionProvider"
@@ -28,14 +32,30 @@ MAX_BATCH = 64
 SLICE = 4096
 
 
+def runtime() -> ModuleType:
+    """The ``onnxruntime`` module, with its telemetry off: use it for every import of it.
+
+    Official builds (onnxruntime-gpu 1.31 on Linux among them) keep a device id and a queue of
+    usage events addressed to Microsoft in ``Microsoft/DeveloperTools/.onnxruntime`` under the
+    user's cache folder (``$XDG_CACHE_HOME``, else ``~/.cache``), written as soon as the library
+    loads; ``ORT_DISABLE_TELEMETRY`` set before that prevents it. Worker processes inherit the
+    variable. Should something else have loaded the library first, turning events off still
+    stops what would be queued.
+    """
+    os.environ["ORT_DISABLE_TELEMETRY"] = "1"
+    import onnxruntime
+
+    onnxruntime.disable_telemetry_events()
+    return onnxruntime
+
+
 def default_providers() -> list[str]:
     """CUDA then CPU when this ONNX Runtime has CUDA and a CUDA driver is installed; else CPU.
 
     Checking for the driver first keeps ONNX Runtime from logging a failed CUDA start on every
     machine without a GPU.
     """
-    import onnxruntime
-
+    onnxruntime = runtime()
     has_driver = ctypes.util.find_library("cuda") is not None
     if has_driver and CUDA in onnxruntime.get_available_providers():
         return [CUDA, CPU]
@@ -47,15 +67,15 @@ class Embedder:
 
     def __init__(self, model: ModelFiles, providers: Sequence[str] | None = None,
                  threads: int = 0) -> None:
-        import onnxruntime
         from tokenizers import Tokenizer
 
+        onnxruntime = runtime()
         self.model = model
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads  # 0: one per physical core
         options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.log_severity_level = 3
-        self.session: onnxruntime.InferenceSession = onnxruntime.InferenceSession(
+        self.session: InferenceSession = onnxruntime.InferenceSession(
             str(model.onnx), options, providers=list(providers or default_providers()))
         self.inputs = {i.name for i in self.session.get_inputs()}
         self.tokenizer = Tokenizer.from_file(str(model.tokenizer))

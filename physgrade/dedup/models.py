@@ -128,7 +128,10 @@ def _unpacked_default(cache: Path, notify: Callable[[str], None]) -> Path:
 
 def _export(source: Path, target: Path) -> None:
     """Export a sentence-transformers folder's transformer to ``target/onnx/model.onnx``."""
+    from physgrade.dedup.engine import runtime
+
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the folder is local: never look online
+    runtime()  # sentence-transformers' ONNX backend loads ONNX Runtime: telemetry off first
     from sentence_transformers import SentenceTransformer  # imports torch: once per model
     from transformers.utils import logging as transformers_logging
 
@@ -159,6 +162,9 @@ def _export(source: Path, target: Path) -> None:
 
 def _quantized(onnx: Path, cache: Path, notify: Callable[[str], None]) -> Path:
     """An int8 copy of ``onnx`` (dynamic quantization of the weights, per channel)."""
+    from physgrade.dedup.engine import runtime
+
+    runtime()  # telemetry off before the quantizer loads ONNX Runtime
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     in_cache = onnx.resolve().is_relative_to(cache.resolve())

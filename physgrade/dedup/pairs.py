@@ -13,14 +13,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
+from physgrade.changes import Changes, Kind
 from physgrade.dedup.texts import WITHIN, question_text
-from physgrade.project import Project, now_iso
+from physgrade.project import Project, ProjectError, now_iso
 
 if TYPE_CHECKING:  # the audit brings numpy; reading pairs needs none
     from physgrade.dedup.audit import Result
 
 LABELS = ("close_duplicate", "same_topic")
-DECISIONS = ("confirmed", "rejected")
+#: A reviewer's decision on a pair: a duplicate indeed, or not one.
+CONFIRMED, REJECTED = "confirmed", "rejected"
+DECISIONS = (CONFIRMED, REJECTED)
 CSV_FIELDS = ("a", "b", "source", "jaccard", "cosine", "stages", "label", "label_model",
               "decision", "decided_by", "cluster", "a_text", "b_text")
 
@@ -61,12 +64,35 @@ def save(project: Project, result: "Result", source: str, texts_b: dict[str, str
               json.dumps(list(p.stages)), now) for p in result.pairs])
         conn.execute("DELETE FROM duplicate_pairs WHERE source = ? AND found_at != ? AND "
                      "label IS NULL AND decision IS NULL", (source, now))
-        return conn.execute(
+        audit_id = conn.execute(
             "INSERT INTO duplicate_audits (source, model, provider, jaccard, cosine, n_a, n_b, "
             "pairs, summary, ran_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (source, model, provider, result.thresholds.jaccard, result.thresholds.cosine,
              result.n_a, result.n_b, len(result.pairs), json.dumps(result.summary.as_json()),
              now)).lastrowid
+        assert audit_id is not None  # an INSERT sets it
+        return audit_id
+
+
+def set_duplicate_decision(project: Project, pair_id: int, reviewer: str,
+                           decision: str | None) -> Changes:
+    """Record a reviewer's decision on a candidate pair (one of :data:`DECISIONS`; None
+    withdraws it), committed at once."""
+    if decision is not None and decision not in DECISIONS:
+        raise ProjectError(f"a duplicate decision is {' or '.join(map(repr, DECISIONS))}, not "
+                           f"{decision!r}")
+    if not reviewer.strip():
+        raise ProjectError("a decision needs a reviewer's name")
+    with project.transaction():
+        row = project.conn.execute("SELECT source, a, b FROM duplicate_pairs WHERE id = ?",
+                                   (pair_id,)).fetchone()
+        if row is None:
+            raise ProjectError(f"no candidate pair {pair_id}")
+        project.conn.execute(
+            "UPDATE duplicate_pairs SET decision = ?, decided_by = ?, decided_at = ? WHERE id = ?",
+            (decision, reviewer if decision else None, now_iso() if decision else None, pair_id))
+    source, a, b = row
+    return Changes.of(Kind.PAIRS, questions=[a, b] if source == WITHIN else [a])
 
 
 def labels(project: Project, source: str,
@@ -82,7 +108,8 @@ def stored_pairs(project: Project, source: str | None = None, stage: int | None 
                  label: str | None = None, decision: str | None = None) -> list[StoredPair]:
     """Pairs by descending cosine, narrowed by source, a stage that flagged them, a judge label
     (``"none"``: unlabelled) and a decision (``"none"``: undecided)."""
-    terms, params = ["1"], []
+    terms: list[str] = ["1"]
+    params: list[str | int] = []
     if source is not None:
         terms.append("p.source = ?")
         params.append(source)
@@ -148,7 +175,7 @@ def clusters(project: Project) -> list[list[str]]:
 
     for a, b in project.conn.execute(
             "SELECT a, b FROM duplicate_pairs WHERE source = ? AND "
-            "(decision IS NULL OR decision != 'rejected')", (WITHIN,)):
+            "(decision IS NULL OR decision != ?)", (WITHIN, REJECTED)):
         parent[root(a)] = root(b)
     groups: dict[str, list[str]] = {}
     for item in parent:

@@ -6,8 +6,10 @@ Stage 3, the judge's reading of each stored pair, is a judge purpose
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import NamedTuple
 
+from physgrade.changes import NOTHING, Changes, Kind
 from physgrade.dedup import pairs, vectors
 from physgrade.dedup.audit import Pair, Result, Thresholds, compare
 from physgrade.dedup.engine import Embedder
@@ -25,6 +27,7 @@ class Audit:
     model: str
     provider: str
     result: Result
+    changes: Changes = Changes.of(Kind.PAIRS, Kind.EMBEDDINGS)
 
     def as_json(self) -> dict[str, object]:
         """The shape ``physgrade dedup --json`` prints."""
@@ -32,8 +35,19 @@ class Audit:
                 "pairs": [pair.as_json() for pair in self.result.pairs]}
 
 
+class Embedded(NamedTuple):
+    """What :func:`embed_project` did: the questions it covered and the texts newly embedded."""
+
+    questions: int
+    embedded: int
+
+    @property
+    def changes(self) -> Changes:
+        return Changes.of(Kind.EMBEDDINGS) if self.embedded else NOTHING
+
+
 def embed_project(project: Project, embedder: Embedder,
-                  task: Task | None = None) -> tuple[int, int]:
+                  task: Task | None = None) -> Embedded:
     """Embed every question not embedded yet; returns (questions, texts newly embedded)."""
     def count() -> int:
         return project.conn.execute("SELECT count(*) FROM embeddings WHERE model = ?",
@@ -42,7 +56,7 @@ def embed_project(project: Project, embedder: Embedder,
     texts = project_questions(project).texts
     before = count()
     vectors.embeddings(project, embedder, texts, task)
-    return len(texts), count() - before
+    return Embedded(len(texts), count() - before)
 
 
 def audit_project(project: Project, embedder: Embedder, against: TextSet | None = None,
@@ -70,5 +84,5 @@ def with_labels(project: Project, audit: Audit) -> Audit:
     result = audit.result
     labelled = [Pair(p.a, p.b, p.jaccard, p.cosine, p.stages, found.get((p.a, p.b)))
                 for p in result.pairs]
-    return Audit(audit.id, audit.source, audit.model, audit.provider,
-                 Result(result.thresholds, result.n_a, result.n_b, labelled, result.summary))
+    return replace(audit, result=Result(result.thresholds, result.n_a, result.n_b, labelled,
+                                        result.summary))

@@ -58,7 +58,9 @@ def load_set(path: str | Path, mapping: Mapping[str, str] | None = None) -> Text
                                       f"not a physgrade project ({exc})") from None
         finally:
             conn.close()
-    ids, texts, seen = [], [], {}
+    ids: list[str] = []
+    texts: list[str] = []
+    seen: dict[str, int] = {}
     for record in formats.read_file(path, mapping).records:
         qid = formats.id_field(record, "id")
         if qid in seen:

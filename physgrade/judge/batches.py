@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
+from physgrade.changes import NOTHING, Changes, Kind
 from physgrade.judge.client import (CallError, CredentialsError, Outcome, Reply, api_message, ask,
                                     checked)
 from physgrade.judge.prompts import Prompts
@@ -31,7 +32,7 @@ MAX_BYTES = 150_000_000
 
 @dataclass(slots=True)
 class BatchState:
-    """One submitted batch as last seen, and what collecting it stored."""
+    """One submitted batch as last seen, what collecting it stored, and what that changed."""
 
     id: str
     purpose: str
@@ -44,6 +45,7 @@ class BatchState:
     stored: int = 0
     failed: int = 0
     not_answered: int = 0
+    changes: Changes = NOTHING
 
     def text(self) -> str:
         counts = ", ".join(f"{value:,} {key}" for key, value in self.counts.items() if value)
@@ -55,8 +57,19 @@ class BatchState:
         return line
 
 
+@dataclass(frozen=True, slots=True)
+class Submission:
+    """The batches a submission made, by id (each recorded in the project)."""
+
+    ids: tuple[str, ...]
+
+    @property
+    def changes(self) -> Changes:
+        return Changes.of(Kind.BATCHES) if self.ids else NOTHING
+
+
 def submit(project: Project, client: "anthropic.Anthropic", plan: Plan, prompts: Prompts,
-           task: Task | None = None) -> list[str]:
+           task: Task | None = None) -> Submission:
     """Submit every pending item of ``plan`` in as few batches as the limits allow; returns
     the batch ids (each recorded in the project as soon as the API accepts it)."""
     purpose = PURPOSES[plan.purpose]
@@ -98,20 +111,22 @@ def submit(project: Project, client: "anthropic.Anthropic", plan: Plan, prompts:
         size += length
     if requests:
         send()
-    return ids
+    return Submission(tuple(ids))
 
 
 def collect(project: Project, client: "anthropic.Anthropic", prompts: Prompts,
             task: Task | None = None) -> list[BatchState]:
-    """Poll every batch not yet collected, and store the results of those that have ended."""
+    """Poll every batch not yet collected, and store the results of those that have ended;
+    each state's ``changes`` names the batch and what its results changed."""
     task = task or Task()
     states = []
-    for row in project.conn.execute(
+    for bid, purpose, model, version, requests in project.conn.execute(
             "SELECT id, purpose, model, prompt_version, requests FROM judge_batches "
             "WHERE ingested_at IS NULL ORDER BY submitted_at").fetchall():
-        batch = _call(client.messages.batches.retrieve, row[0])
+        batch = _call(client.messages.batches.retrieve, bid)
         counts = batch.request_counts.model_dump()
-        state = BatchState(*row, status=batch.processing_status, counts=counts, ingested=False)
+        state = BatchState(bid, purpose, model, version, requests, status=batch.processing_status,
+                           counts=counts, ingested=False, changes=Changes.of(Kind.BATCHES))
         with project.transaction():
             project.conn.execute("UPDATE judge_batches SET status = ?, counts = ?, ended_at = ? "
                                  "WHERE id = ?", (state.status, json.dumps(counts),
@@ -160,7 +175,8 @@ def _ingest(project: Project, client: "anthropic.Anthropic", prompts: Prompts,
         except CallError:
             state.not_answered += 1
             continue
-        purpose.store(project, state.model, state.prompt_version, item, outcome, state.id)
+        state.changes |= purpose.store(project, state.model, state.prompt_version, item,
+                                       outcome, state.id)
         if outcome.problem is None:
             state.stored += 1
         else:

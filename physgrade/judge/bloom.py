@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from typing import Iterator
 
+from physgrade.annotation.labels import set_bloom_label
+from physgrade.changes import NOTHING, Changes
 from physgrade.judge.client import Outcome, Request
 from physgrade.judge.pricing import Price
 from physgrade.judge.prompts import Prompts
@@ -19,6 +21,7 @@ from physgrade.judge.scope import Scope
 from physgrade.judge.tools import BloomSuggestion, bloom_tool, read_bloom
 from physgrade.judge.verdicts import waiting_in_batches
 from physgrade.project import Project
+from physgrade.scores import LLM, is_kind
 
 PURPOSE = "bloom"
 TEMPLATES = ("bloom_system.md", "bloom.md", "multiple_choice.md")
@@ -59,7 +62,7 @@ def stored(project: Project, model: str, version: str) -> dict[str, str]:
     stored)."""
     return {qid: "ok" for (qid,) in project.conn.execute(
         "SELECT b.question_id FROM bloom_labels b JOIN raters t ON t.id = b.annotator_id "
-        "WHERE t.name = ? AND t.prompt_version = ? AND t.kind = 'llm'", (model, version))}
+        f"WHERE t.name = ? AND t.prompt_version = ? AND {is_kind(LLM, 't')}", (model, version))}
 
 
 def jobs(project: Project, prompts: Prompts,
@@ -78,15 +81,15 @@ def jobs(project: Project, prompts: Prompts,
 
 
 def store(project: Project, model: str, version: str, question_id: str,
-          outcome: Outcome[BloomSuggestion], batch_id: str | None = None) -> bool:
-    """Commit a suggestion as the model's label; a failed one is not stored."""
+          outcome: Outcome[BloomSuggestion], batch_id: str | None = None) -> Changes:
+    """Commit a suggestion as the model's label; a failed one is not stored (NOTHING)."""
     suggestion = outcome.result
     if suggestion is None:
-        return False
-    extra = {"rationale": suggestion.rationale, "input_tokens": outcome.usage.input_tokens,
-             "output_tokens": outcome.usage.output_tokens}
+        return NOTHING
+    extra: dict[str, object] = {"rationale": suggestion.rationale,
+                                "input_tokens": outcome.usage.input_tokens,
+                                "output_tokens": outcome.usage.output_tokens}
     if batch_id:
         extra["batch"] = batch_id
-    project.set_bloom_label(question_id, model, suggestion.cognitive, suggestion.knowledge,
-                            kind="llm", prompt_version=version, extra=extra)
-    return True
+    return set_bloom_label(project, question_id, model, suggestion.cognitive, suggestion.knowledge,
+                           kind=LLM, prompt_version=version, extra=extra)

@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 from typing import Iterator
 
-from physgrade.dedup.texts import question_text
+from physgrade.changes import NOTHING, Changes, Kind
+from physgrade.dedup.texts import WITHIN, question_text
 from physgrade.judge.client import Outcome, Request
 from physgrade.judge.pricing import Price
 from physgrade.judge.prompts import Prompts
@@ -86,14 +87,19 @@ def _text(question: str, options: str | None) -> str:
 
 
 def store(project: Project, model: str, version: str, pair_id: str,
-          outcome: Outcome[DuplicateLabel], batch_id: str | None = None) -> bool:
-    """Commit the model's label of a pair; a failed answer is not stored."""
+          outcome: Outcome[DuplicateLabel], batch_id: str | None = None) -> Changes:
+    """Commit the model's label of a pair; a failed answer is not stored (NOTHING)."""
     found = outcome.result
     if found is None:
-        return False
+        return NOTHING
     with project.transaction():
+        row = project.conn.execute("SELECT source, a, b FROM duplicate_pairs WHERE id = ?",
+                                   (int(pair_id),)).fetchone()
+        if row is None:  # the pair was dropped since
+            return NOTHING
         project.conn.execute(
             "UPDATE duplicate_pairs SET label = ?, label_model = ?, label_version = ?, "
             "label_rationale = ? WHERE id = ?",
             (found.label, model, version, found.rationale, int(pair_id)))
-    return True
+    source, a, b = row
+    return Changes.of(Kind.PAIRS, questions=[a, b] if source == WITHIN else [a])

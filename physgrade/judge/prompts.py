@@ -1,8 +1,13 @@
 """Judge prompts: plain-text templates in ``resources/prompts/``, filled in per item.
 
-A prompt version is a digest of every text and schema a request is built from, so editing a
-template (or the rubric's tool schema) makes a new version, and verdicts of the old and new
-prompts are kept apart as different raters.
+What a grading template states about its rubric (a criterion's range, the number of criteria,
+the points) is not written in it but taken from :mod:`physgrade.rubric` when the templates are
+loaded, through fields such as ``{{range ANS}}`` (see :func:`rubric_field`), so a prompt and the
+rubric cannot disagree. Per-item values are ``$placeholders``, filled for each request.
+
+A prompt version is a digest of every text (as loaded) and schema a request is built from, so
+editing a template, the rubric or its tool schema makes a new version, and verdicts of the old
+and new prompts are kept apart as different raters.
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ from importlib import resources
 from pathlib import Path
 from string import Template
 from typing import Mapping
+
+from physgrade.rubric import CONCEPTUAL, PREFS, Rubric
 
 #: Each template and the placeholders it must use, no more and no fewer.
 PLACEHOLDERS: dict[str, frozenset[str]] = {
@@ -32,6 +39,12 @@ PLACEHOLDERS: dict[str, frozenset[str]] = {
     "duplicate_system.md": frozenset(),
     "duplicate.md": frozenset({"problem_a", "problem_b"}),
 }
+#: The rubric each grading template describes; its ``{{...}}`` fields are filled from it.
+RUBRIC_OF: dict[str, Rubric] = {"prefs_criteria.md": PREFS, "problem_parts.md": PREFS,
+                                "problem_holistic.md": PREFS, "conceptual.md": CONCEPTUAL}
+_RUBRIC_FIELD = re.compile(r"\{\{([^{}]*)\}\}")
+_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+          "eleven", "twelve")
 #: Placeholders filled with the templates' own text, which is trusted.
 TRUSTED = frozenset({"options", "answer_maximum", "criteria"})
 #: The tags templates wrap untrusted text in; the same tags inside that text are defused.
@@ -42,6 +55,39 @@ _TAG = re.compile(r"<(\s*/?\s*(?:" + "|".join(DATA_TAGS) + r")\b)", re.IGNORECAS
 
 class PromptError(ValueError):
     """A template folder that cannot be used; the message names the file."""
+
+
+def rubric_field(rubric: Rubric, field: str) -> str:
+    """The text of a template's rubric field: ``range KEY`` (a criterion's scale, "0-2"),
+    ``criteria`` (how many, "8"; ``criteria in words``: "eight"), ``points`` (the maximum
+    total, "10") and ``points without KEY`` (the maximum when that criterion is N/A)."""
+    words = field.split()
+    if words[:1] == ["range"] and len(words) == 2:
+        return f"0-{rubric.criterion(words[1]).maximum}"
+    if words == ["criteria"]:
+        return str(len(rubric.criteria))
+    if words == ["criteria", "in", "words"]:
+        return _WORDS[len(rubric.criteria)]
+    if words == ["points"]:
+        return str(rubric.maximum)
+    if words[:2] == ["points", "without"] and len(words) == 3:
+        return str(rubric.maximum - rubric.criterion(words[2]).maximum)
+    raise ValueError(f"unknown rubric field {{{{{field}}}}}; the fields are {{{{range KEY}}}}, "
+                     "{{criteria}}, {{criteria in words}}, {{points}} and {{points without KEY}}")
+
+
+def _with_rubric(name: str, text: str, path: Path) -> str:
+    """The template with its rubric fields filled in."""
+    def fill(match: re.Match[str]) -> str:
+        if name not in RUBRIC_OF:
+            raise PromptError(f"{path}: {match.group(0)} names the rubric, but this template "
+                              "describes none")
+        try:
+            return rubric_field(RUBRIC_OF[name], match.group(1))
+        except ValueError as exc:  # ScoreError too: a criterion of another rubric
+            raise PromptError(f"{path}: {exc}") from None
+
+    return _RUBRIC_FIELD.sub(fill, text)
 
 
 def default_directory() -> Path:
@@ -72,6 +118,7 @@ class Prompts:
                 text = path.read_text(encoding="utf-8")
             except OSError as exc:
                 raise PromptError(f"prompt template {path} cannot be read: {exc}") from None
+            text = _with_rubric(name, text, path)
             template = Template(text)
             if not template.is_valid():
                 raise PromptError(f"{path}: a '$' that is not a placeholder; write '$$' for a "

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
+from physgrade.changes import Changes
 from physgrade.judge import bloom, duplicates, verdicts
 from physgrade.judge.pricing import Price
 from physgrade.judge.prompts import Prompts
@@ -27,7 +28,7 @@ class Purpose:
     version: Callable[[Prompts], str]
     plan: Callable[[Project, str, Prompts, Scope, Price | None, bool], Plan]
     jobs: Callable[[Project, Prompts, tuple[str, ...]], Iterator[Job[Any]]]
-    store: Callable[..., bool]
+    store: Callable[..., Changes]  # what storing one answer changed (NOTHING: nothing written)
     stored: Callable[[Project, str, str], dict[str, str]]
 
 
@@ -41,7 +42,9 @@ PURPOSES = {verdicts.PURPOSE: Purpose(verdicts.prompt_version, verdicts.plan, ve
 
 def run_plan(project: Project, client: "anthropic.Anthropic", plan: Plan, prompts: Prompts,
              price: Price | None, concurrency: int, task: Task | None = None) -> RunSummary:
-    """Ask ``plan.model`` about every pending item, committing each answer as it arrives."""
+    """Ask ``plan.model`` about every pending item, committing each answer as it arrives. The
+    summary's ``changes``: scores and raters for verdicts, Bloom labels for suggestions, pairs
+    for duplicate labels."""
     purpose = PURPOSES[plan.purpose]
     if purpose.version(prompts) != plan.prompt_version:
         raise ValueError("the prompts changed since the run was planned; plan it again")

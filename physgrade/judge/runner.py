@@ -13,6 +13,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, Iterator, TypeVar
 
+from physgrade.changes import NOTHING, Changes
 from physgrade.judge.client import CallError, CredentialsError, Outcome, Request, ask_checked
 from physgrade.judge.pricing import Price, Usage, dollars, tokens_for
 from physgrade.report.options import rater_label
@@ -119,7 +120,8 @@ def make_plan(purpose: str, model: str, prompt_version: str, candidates: Iterabl
 
 @dataclass(slots=True)
 class RunSummary:
-    """What a run did; ``stopped`` says why it ended early, if it did."""
+    """What a run did; ``stopped`` says why it ended early, if it did; ``changes`` what the
+    stored answers changed in the project."""
 
     plan: Plan
     price: Price | None
@@ -129,6 +131,7 @@ class RunSummary:
     usage: Usage = field(default_factory=Usage)
     stopped: str | None = None
     problems: list[str] = field(default_factory=list)
+    changes: Changes = NOTHING
 
     def count(self, outcome: Outcome[Any]) -> None:
         self.usage.add(outcome.usage)
@@ -159,9 +162,10 @@ class RunSummary:
 
 
 def run(client: "anthropic.Anthropic", plan: Plan, jobs: Iterator[Job[T]],
-        store: Callable[[Job[T], Outcome[T]], None], price: Price | None,
+        store: Callable[[Job[T], Outcome[T]], Changes], price: Price | None,
         concurrency: int = DEFAULT_CONCURRENCY, task: Task | None = None) -> RunSummary:
-    """Ask about every job, ``concurrency`` calls at a time, storing each answer as it comes.
+    """Ask about every job, ``concurrency`` calls at a time, storing each answer as it comes
+    (``store`` returns what it changed; the summary collects it).
 
     Cancelling (or Ctrl+C) stops new calls; answers already on their way are still stored.
     Rejected credentials stop the run at once; so do :data:`STOP_AFTER_ERRORS` failures in a
@@ -200,7 +204,7 @@ def run(client: "anthropic.Anthropic", plan: Plan, jobs: Iterator[Job[T]],
                             summary.stopped = f"{in_a_row} calls in a row failed; the last: {exc}"
                         continue
                     in_a_row = 0
-                    store(job, outcome)
+                    summary.changes |= store(job, outcome)
                     summary.count(outcome)
                 task.report(summary.finished, total, f"asking {plan.model}")
             except Cancelled:

@@ -115,10 +115,10 @@ def read_bloom(answer: object) -> BloomSuggestion:
     """The labels in a ``record_bloom`` input, checked against the vocabularies."""
     if not isinstance(answer, dict):
         raise InvalidOutput("the answer must be an object with cognitive and knowledge")
-    found = {}
+    found: dict[str, str] = {}
     for field, vocabulary in (("cognitive", BLOOM_COGNITIVE), ("knowledge", BLOOM_KNOWLEDGE)):
         value = answer.get(field)
-        if value not in vocabulary:
+        if not isinstance(value, str) or value not in vocabulary:
             raise InvalidOutput(f"{field} must be one of {', '.join(vocabulary)}, not {value!r}")
         found[field] = value
     rationale = answer.get("rationale")
@@ -139,7 +139,8 @@ def duplicate_tool() -> dict[str, Any]:
 
 def read_duplicate(answer: object) -> DuplicateLabel:
     """The label in a ``record_duplicate`` input, checked against the two allowed."""
-    label = answer.get("label") if isinstance(answer, dict) else None
+    answer = answer if isinstance(answer, dict) else {}
+    label = answer.get("label")
     if label not in DUPLICATE_LABELS:
         raise InvalidOutput(f"label must be one of {', '.join(DUPLICATE_LABELS)}, not {label!r}")
     rationale = answer.get("rationale")

@@ -10,16 +10,19 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import partial
 from typing import Iterator
 
+from physgrade.changes import NOTHING, Changes
 from physgrade.judge.client import Outcome, Request
 from physgrade.judge.pricing import Price
 from physgrade.judge.prompts import Prompts
 from physgrade.judge.runner import Candidate, Job, Plan, make_plan
 from physgrade.judge.scope import Scope
 from physgrade.judge.tools import Verdict, read_scores, score_tool
-from physgrade.project import Project, now_iso
-from physgrade.rubric import CONCEPTUAL, PREFS, Rubric, rubric_for_kind
+from physgrade.project import Project
+from physgrade.rubric import CONCEPTUAL, FINAL_ANSWER, PREFS, Rubric, rubric_for_kind
+from physgrade.scores import LLM, ensure_rater, is_kind, scored, write
 from physgrade.template import from_stored, section_text
 
 PURPOSE = "verdicts"
@@ -77,7 +80,7 @@ def request_for(prompts: Prompts, item: Item) -> Request:
     """The grading request for one response."""
     rubric, multiple_choice = item.rubric, bool(item.options)
     values = {"question": item.question,
-              "options": prompts.options_block(item.options, rubric.criterion("ANS").maximum),
+              "options": prompts.options_block(item.options, rubric.criterion(FINAL_ANSWER).maximum),
               "reference_solution": item.reference_solution or "(none given)",
               "reference_answer": item.reference_answer()}
     if item.mode != CONCEPTUAL_MODE:
@@ -122,7 +125,7 @@ def stored(project: Project, model: str, version: str) -> dict[str, str]:
     """The status (ok or failed) of each verdict ``model`` gave under ``version``."""
     return dict(project.conn.execute(
         "SELECT a.response_id, a.status FROM assessments a JOIN raters t ON t.id = a.rater_id "
-        "WHERE t.name = ? AND t.prompt_version = ? AND t.kind = 'llm'", (model, version)))
+        f"WHERE t.name = ? AND t.prompt_version = ? AND {is_kind(LLM, 't')}", (model, version)))
 
 
 def waiting_in_batches(project: Project, purpose: str, model: str, version: str) -> set[str]:
@@ -152,39 +155,29 @@ def jobs(project: Project, prompts: Prompts, response_ids: tuple[str, ...]) -> I
     for item in items(project, response_ids):
         rubric, multiple_choice = item.rubric, bool(item.options)
         yield Job(item.response_id, request_for(prompts, item),
-                  lambda answer, r=rubric, m=multiple_choice: read_scores(r, m, answer))
+                  partial(read_scores, rubric, multiple_choice))
 
 
 def store(project: Project, model: str, version: str, response_id: str,
-          outcome: Outcome[Verdict], batch_id: str | None = None) -> bool:
+          outcome: Outcome[Verdict], batch_id: str | None = None) -> Changes:
     """Commit one verdict (or its failure, with the raw answer); a stored good verdict is kept
-    as it is. Returns whether anything was written."""
-    rubric, _ = project.response_rubric(response_id)
-    extra = {"input_tokens": outcome.usage.input_tokens,
-             "output_tokens": outcome.usage.output_tokens, "attempts": outcome.attempts}
+    as it is. Returns what was written (NOTHING when the stored verdict was kept)."""
+    response = scored(project, response_id)
+    extra: dict[str, object] = {"input_tokens": outcome.usage.input_tokens,
+                                "output_tokens": outcome.usage.output_tokens,
+                                "attempts": outcome.attempts}
     if batch_id:
         extra["batch"] = batch_id
-    stamp = now_iso()
     with project.transaction():
-        rater = project.rater_id(model, "llm", version)
+        rater, changes = ensure_rater(project, model, LLM, version)
         previous = project.conn.execute(
             "SELECT status FROM assessments WHERE rater_id = ? AND response_id = ? AND rubric = ?",
-            (rater, response_id, rubric.key)).fetchone()
+            (rater, response_id, response.rubric.key)).fetchone()
         if previous is not None and previous[0] == "ok":
-            return False
+            return NOTHING
         verdict = outcome.result
-        project.conn.execute(
-            "INSERT INTO assessments (rater_id, response_id, rubric, comment, raw, status, "
-            "assessed_at, extra) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
-            "comment = excluded.comment, raw = excluded.raw, status = excluded.status, "
-            "assessed_at = excluded.assessed_at, extra = excluded.extra",
-            (rater, response_id, rubric.key,
-             verdict.comment if verdict else outcome.problem, outcome.raw,
-             "ok" if verdict else "failed", stamp, json.dumps(extra)))
-        if verdict is not None:
-            project.conn.executemany(
-                "INSERT INTO scores (rater_id, response_id, rubric, criterion, value, note, "
-                "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [(rater, response_id, rubric.key, key, value, verdict.rationale.get(key), stamp)
-                 for key, value in verdict.scores.items()])
-    return True
+        changes |= write(project, rater, response, verdict.scores if verdict else {},
+                         verdict.rationale if verdict else None,
+                         comment=verdict.comment if verdict else outcome.problem, raw=outcome.raw,
+                         status="ok" if verdict else "failed", extra=json.dumps(extra))
+    return changes

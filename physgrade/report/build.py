@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 from itertools import combinations
-from typing import Callable, Iterator
+from typing import AbstractSet, Any, Callable, Iterator, cast
 
 import numpy as np
 import pandas as pd
@@ -20,7 +20,7 @@ from physgrade.annotation import figures as bloom
 from physgrade.project import Project
 from physgrade.report import plots
 from physgrade.report.model import Cell, Figure, Report, Section, Table
-from physgrade.rubric import Criterion, Rubric
+from physgrade.rubric import FINAL_ANSWER, Criterion, Rubric
 from physgrade.report.options import HUMAN_CONSENSUS, ReportOptions
 from physgrade.score_tables import GRADED_RUBRICS, ScoreData
 from physgrade.stats.agreement import cohen_kappa, gwet_ac2, krippendorff_alpha, percent_agreement
@@ -29,6 +29,7 @@ from physgrade.stats.paired import (bias, confusion_matrix, mcnemar_exact, mean_
                                     pearson, sign_test, spearman)
 from physgrade.tasks import Task
 from physgrade.validation import figures as audit
+from physgrade.validation.reviews import VERDICTS, agreements_text
 
 NA_NOTE = ("N/A (a criterion the rubric lets a rater skip, such as EXE on a purely conceptual "
            "item) is left out of every comparison: a pair counts only when both raters gave a "
@@ -62,7 +63,7 @@ def _rubric_criterion(rubric: Rubric, criterion: Criterion) -> str:
 
 
 def frame_table(frame: pd.DataFrame, name: str, title: str, headers: dict[str, str],
-                percent: set[str] = frozenset(), note: str = "") -> Table:
+                percent: AbstractSet[str] = frozenset(), note: str = "") -> Table:
     """A table from an analysis frame: the columns named in ``headers``, renamed for readers;
     ``percent`` names (by header) the columns of shares."""
     rows = [tuple(_cell(value) for value in row)
@@ -80,7 +81,8 @@ def _cell(value: object) -> Cell:
         return int(value)
     if isinstance(value, (float, np.floating)):
         return None if np.isnan(value) else float(value)
-    return None if pd.isna(value) else str(value)
+    # pandas-stubs type isna for pandas' own scalars; at run time it takes any object.
+    return None if pd.isna(cast(Any, value)) else str(value)
 
 
 # -- 1. criterion by criterion --------------------------------------------------------------------
@@ -91,6 +93,7 @@ def criterion_section(data: ScoreData, options: ReportOptions, task: Task) -> Se
     confusion_rows: list[tuple[Cell, ...]] = []
     panels: dict[str, dict[str, tuple[tuple[int, ...], np.ndarray]]] = {}
     pairs = _pairs(data)
+    main = main_reference(data)
     criteria = list(_criteria(data))
     for step, (rubric, criterion) in enumerate(criteria):
         task.report(step, len(criteria), f"comparing {criterion.key} ({rubric.title})")
@@ -116,16 +119,15 @@ def criterion_section(data: ScoreData, options: ReportOptions, task: Task) -> Se
             for (h, j), count in np.ndenumerate(matrix):
                 confusion_rows.append((judge, reference, rubric.title, criterion.key,
                                        categories[h], categories[j], int(count)))
-            if reference == main_reference(data):
+            if reference == main:
                 panels.setdefault(judge, {})[_rubric_criterion(rubric, criterion)] = (
                     categories, matrix)
-    figures = [Figure(f"confusion_{_slug(judge)}", f"Confusion matrices: {judge} against "
-                      f"{main_reference(data)}",
-                      plots.confusion_grid(grid, main_reference(data), judge),
+    figures = [Figure(f"confusion_{_slug(judge)}", f"Confusion matrices: {judge} against {main}",
+                      plots.confusion_grid(grid, main, judge),
                       "Rows are the people's scores, columns the judge's; each cell counts "
                       "responses. Cells above the diagonal are lenient verdicts.",
                       "confusion_matrices")
-               for judge, grid in panels.items()]
+               for judge, grid in panels.items() if main is not None]  # panels exist only then
     return Section(
         "1. Judges against people, criterion by criterion",
         "Each judge is compared with each grader and with the human consensus on every "
@@ -218,8 +220,8 @@ def _final_correct(data: ScoreData, rater: str) -> pd.Series:
     """Whether ``rater`` found each final answer right (ANS at its maximum), wherever it scored
     ANS, whether or not it scored the rest: the rules rater scores ANS alone."""
     return pd.concat([
-        score_tables.criterion_ratings(data, rubric.key, "ANS", [rater])[rater].dropna()
-        == rubric.criterion("ANS").maximum for rubric in GRADED_RUBRICS])
+        score_tables.criterion_ratings(data, rubric.key, FINAL_ANSWER, [rater])[rater].dropna()
+        == rubric.criterion(FINAL_ANSWER).maximum for rubric in GRADED_RUBRICS])
 
 
 def final_answer_section(data: ScoreData) -> Section:
@@ -255,8 +257,8 @@ def experts_section(data: ScoreData, options: ReportOptions) -> Section:
     for rubric, criterion in _criteria(data):
         categories = _categories(criterion)
         for group in groups:
-            ratings = score_tables.criterion_ratings(data, rubric.key, criterion.key, group)
-            ratings = ratings[ratings.notna().sum(axis=1) >= 2].to_numpy(dtype=float)
+            given = score_tables.criterion_ratings(data, rubric.key, criterion.key, group)
+            ratings = given[given.notna().sum(axis=1) >= 2].to_numpy(dtype=float)
             rows.append((" · ".join(group), _rubric_criterion(rubric, criterion), len(ratings),
                          percent_agreement(ratings, categories),
                          gwet_ac2(ratings, "linear", categories),
@@ -375,7 +377,7 @@ def _rubric_analyses(sheet: pd.DataFrame, rubric: Rubric) -> tuple[list[Table], 
     return tables, figures
 
 
-def _value(cell: object) -> float | None:
+def _value(cell: Estimate | float | None) -> float | None:
     return cell.value if isinstance(cell, Estimate) else None if pd.isna(cell) else float(cell)
 
 
@@ -400,21 +402,25 @@ def judge_audit_section(project: Project, options: ReportOptions) -> Section:
     def criterion(rubric: str, key: str) -> str:
         return f"{key} ({rubric})"
 
-    pairs = [(" · ".join(r.reviewers), r.judge, criterion(r.rubric, r.criterion), r.n, r.exact,
-              r.ac2) for r in audit.reviewer_agreement(project, where)]
-    full = [(r.judge, criterion(r.rubric, r.criterion), r.reviewer, r.n, r.rate)
-            for r in audit.full_agreement(project, where)]
-    verdicts = [(d.judge, d.reviewers, d.n, d.correct, d.lenient, d.strict)
-                for d in audit.verdict_distribution(project, where)]
+    pairs: list[tuple[Cell, ...]] = [
+        (" · ".join(r.reviewers), r.judge, criterion(r.rubric, r.criterion), r.n, r.exact, r.ac2)
+        for r in audit.reviewer_agreement(project, where)]
+    full: list[tuple[Cell, ...]] = [
+        (r.judge, criterion(r.rubric, r.criterion), r.reviewer, r.n, r.rate)
+        for r in audit.full_agreement(project, where)]
+    verdicts: list[tuple[Cell, ...]] = [
+        (d.judge, d.reviewers, d.n, d.correct, d.lenient, d.strict)
+        for d in audit.verdict_distribution(project, where)]
     chosen = audit.recommendation(project, where)
-    recommendation = ([(chosen.judge, chosen.correct, chosen.lenient, chosen.runner_up,
-                        chosen.runner_up_correct, chosen.pairs, chosen.p_value, chosen.text)]
-                      if chosen else [])
+    recommendation: list[tuple[Cell, ...]] = (
+        [(chosen.judge, chosen.correct, chosen.lenient, chosen.runner_up,
+          chosen.runner_up_correct, chosen.pairs, chosen.p_value, chosen.text)]
+        if chosen else [])
+    labels = "; ".join(f"{label} ({meaning})" for label, meaning in VERDICTS.items())
     intro = ("Experts reviewed judge verdicts without knowing which judge gave them: for each "
-             "criterion 2 = full agreement with the judge, 1 = partial, 0 = disagreement, and "
-             "for the verdict as a whole a label, correct, lenient (the judge under-penalises) "
-             "or strict (it over-penalises). Judges are named here by their real label; "
-             "'Judge A = ...' reveals a blind alias. ")
+             f"criterion their agreement with the judge's score, {agreements_text()}, and for "
+             f"the verdict as a whole a label: {labels}. Judges are named here by their real "
+             "label; 'Judge A = ...' reveals a blind alias. ")
     intro += (chosen.text if chosen else "No reviewed verdict in this report has a label, so no "
               "judge is recommended.")
     return Section("5. Judge audit", intro, [

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 
 from physgrade.project import Project
+from physgrade.scores import HUMAN
 from physgrade.taxonomy import BLOOM_COGNITIVE, KINDS, TOPICS, in_vocabulary_order
 
 #: The rater that stands for the people's agreed grade (see :func:`physgrade.score_tables.consensus`).
@@ -44,8 +45,8 @@ class ReportFilter:
             "judge": "judges", "grader": "graders"}
         for term in terms:
             name, sep, values = term.partition("=")
-            field = name.strip().lower()
-            field = field if field in FILTER_FIELDS else singular.get(field)
+            key = name.strip().lower()
+            field = key if key in FILTER_FIELDS else singular.get(key)
             if not sep or field is None or not values.strip():
                 raise ValueError(f"filter {term!r}: write FIELD=VALUE[,VALUE...] with FIELD one "
                                  f"of {', '.join(FILTER_FIELDS)}")
@@ -111,8 +112,8 @@ def report_choices(project: Project) -> ReportChoices:
     labels = [(rater_label(name, version), kind) for name, version, kind in conn.execute(
         "SELECT name, prompt_version, kind FROM raters r WHERE EXISTS "
         "(SELECT 1 FROM assessments a WHERE a.rater_id = r.id) ORDER BY name, prompt_version")]
-    judges = [label for label, kind in labels if kind != "human"]
-    graders = [label for label, kind in labels if kind == "human"]
+    judges = [label for label, kind in labels if kind != HUMAN]
+    graders = [label for label, kind in labels if kind == HUMAN]
     return ReportChoices(
         models=[m for (m,) in conn.execute("SELECT DISTINCT model FROM responses ORDER BY model")],
         topics=in_vocabulary_order(column["topic"], TOPICS),

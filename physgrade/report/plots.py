@@ -7,7 +7,7 @@ anything the exported tables do not.
 from __future__ import annotations
 
 import io
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import matplotlib
 
@@ -49,7 +49,7 @@ def _grid(count: int, per_row: int, width: float, height: float) -> tuple[MplFig
     return figure, list(grid.flat[:count])
 
 
-def lines(x_labels: Sequence[str], series: dict[str, Sequence[float | None]], y_label: str,
+def lines(x_labels: Sequence[str], series: Mapping[str, Sequence[float | None]], y_label: str,
           percent: bool = True) -> bytes:
     """One line per series over ordered steps (the progressive degradation curve)."""
     figure, axes = _figure(7.5, 4.2)
@@ -66,7 +66,7 @@ def lines(x_labels: Sequence[str], series: dict[str, Sequence[float | None]], y_
     return _png(figure)
 
 
-def grouped_bars(groups: Sequence[str], series: dict[str, Sequence[float | None]],
+def grouped_bars(groups: Sequence[str], series: Mapping[str, Sequence[float | None]],
                  y_label: str) -> bytes:
     """Bars of shares (0..1) for each group, one bar per series (error prevalence by model)."""
     figure, axes = _figure(max(6.0, 0.25 * len(groups) * max(len(series), 1) + 2), 4.2)
@@ -105,7 +105,7 @@ def heatmap(rows: Sequence[str], columns: Sequence[str], values: np.ndarray, tit
     return _png(figure)
 
 
-def confusion_grid(panels: dict[str, tuple[Sequence[int], np.ndarray]], row_label: str,
+def confusion_grid(panels: Mapping[str, tuple[Sequence[int], np.ndarray]], row_label: str,
                    column_label: str) -> bytes:
     """Small confusion matrices side by side, one per criterion: counts, rows = reference."""
     figure, panel_axes = _grid(len(panels), 4, 2.6, 2.5)

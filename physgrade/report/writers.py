@@ -134,9 +134,12 @@ def csv_rows(table: Table) -> list[list[Any]]:
 def _write_csv(report: Report, out: Path) -> list[Path]:
     folder = out / CSV_FOLDER
     folder.mkdir(exist_ok=True)
-    return [_atomic_write(folder / f"{table.name}.csv",
-                          lambda stream, table=table: csv.writer(stream).writerows(csv_rows(table)))
+    return [_atomic_write(folder / f"{table.name}.csv", _csv_writer(table))
             for table in report.tables()]
+
+
+def _csv_writer(table: Table) -> Callable[[Any], None]:
+    return lambda stream: csv.writer(stream).writerows(csv_rows(table))
 
 
 # -- HTML ---------------------------------------------------------------------------------------

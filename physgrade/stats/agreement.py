@@ -13,6 +13,8 @@ scored 0-2); None means the values observed. They matter for chance agreement an
 
 from __future__ import annotations
 
+from typing import Literal, TypeGuard
+
 import krippendorff
 import numpy as np
 from numpy.typing import ArrayLike
@@ -22,7 +24,8 @@ from statsmodels.stats import inter_rater
 from physgrade.stats.estimate import Estimate
 from physgrade.stats.paired import Z95, confusion_matrix
 
-SCALES = ("nominal", "ordinal", "interval", "ratio")
+Scale = Literal["nominal", "ordinal", "interval", "ratio"]
+SCALES: tuple[Scale, ...] = ("nominal", "ordinal", "interval", "ratio")
 COEFFICIENTS = ("percent_agreement", "cohen_kappa", "cohen_kappa_linear", "cohen_kappa_quadratic",
                 "fleiss_kappa", "gwet_ac1", "gwet_ac2_linear", "gwet_ac2_quadratic", "krippendorff_alpha")
 WEIGHTS = ("linear", "quadratic")
@@ -81,7 +84,7 @@ def gwet_ac2(ratings: ArrayLike, weights: str = "linear", categories: ArrayLike 
 def krippendorff_alpha(ratings: ArrayLike, level: str = "nominal", categories: ArrayLike | None = None,
                        resamples: int = 1000, seed: int = 0) -> Estimate:
     """Krippendorff's alpha at a level of measurement; percentile bootstrap CI over items."""
-    if level not in SCALES:
+    if not _is_scale(level):
         raise ValueError(f"unknown level of measurement {level!r}; use one of {', '.join(SCALES)}")
     data = _matrix(ratings)
     values = _scale(data, categories)
@@ -108,6 +111,10 @@ def krippendorff_alpha(ratings: ArrayLike, level: str = "nominal", categories: A
     if not alphas.size:
         return Estimate(value, None, n, "alpha is undefined in every bootstrap resample")
     return Estimate(value, tuple(np.percentile(alphas, [2.5, 97.5])), n)
+
+
+def _is_scale(name: str) -> TypeGuard[Scale]:
+    return name in SCALES
 
 
 def agreement(ratings: ArrayLike, scale: str, categories: ArrayLike | None = None,

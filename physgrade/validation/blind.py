@@ -11,6 +11,7 @@ import sqlite3
 from typing import Iterable
 
 from physgrade.project import Project, ProjectError
+from physgrade.scores import HUMAN
 
 PREFIX = "Judge "
 
@@ -78,7 +79,7 @@ def _check_judges(conn: sqlite3.Connection, judge_ids: list[int]) -> None:
     unknown = [str(judge) for judge in judge_ids if judge not in kinds]
     if unknown:
         raise ProjectError(f"no rater with id {', '.join(unknown)} in this project")
-    people = [str(judge) for judge in judge_ids if kinds[judge] == "human"]
+    people = [str(judge) for judge in judge_ids if kinds[judge] == HUMAN]
     if people:
         raise ProjectError(f"rater {', '.join(people)} is a person, not a judge; only judges "
                            "get blind names")

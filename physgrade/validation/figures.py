@@ -30,11 +30,8 @@ from physgrade.stats.agreement import gwet_ac2, percent_agreement
 from physgrade.stats.describe import proportion
 from physgrade.stats.estimate import Estimate
 from physgrade.stats.paired import mcnemar_exact
+from physgrade.validation.reviews import AGREEMENT_LEVELS, CORRECT, FULL, VERDICTS
 
-#: The reviewers' per-criterion scale, ordered: disagree, partly, fully agree.
-AGREEMENT_LEVELS = (0, 1, 2)
-#: The labels of a verdict as a whole, in report order.
-VERDICTS = ("correct", "lenient", "strict")
 #: Fewer (reviewer, response) pairs than this and no test is run between two judges.
 MIN_PAIRS = 10
 #: The significance level of the recommendation's test.
@@ -86,7 +83,9 @@ class VerdictDistribution:
     strict: Estimate
 
     def share(self, verdict: str) -> Estimate:
-        return {"correct": self.correct, "lenient": self.lenient, "strict": self.strict}[verdict]
+        if verdict not in VERDICTS:
+            raise KeyError(verdict)
+        return getattr(self, verdict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,7 +250,7 @@ def full_agreement(project: Project, report_filter: ReportFilter = ReportFilter(
     for reviewer, judge, _, rubric, criterion, value in _criterion_rows(project, report_filter):
         names[judge.label] = judge.name
         cell = counts[(judge.label, rubric, criterion, reviewer)]
-        cell[0] += value == 2
+        cell[0] += value == FULL
         cell[1] += 1
     out = []
     for label, rubric, criterion, reviewer in sorted(
@@ -309,7 +308,7 @@ def recommendation(project: Project, report_filter: ReportFilter = ReportFilter(
     second = ranked[1]
     labelled: dict[str, dict[tuple[str, str], float]] = defaultdict(dict)
     for reviewer, judge, response_id, verdict in _verdict_rows(project, report_filter):
-        labelled[judge.name][(reviewer, response_id)] = float(verdict == "correct")
+        labelled[judge.name][(reviewer, response_id)] = float(verdict == CORRECT)
     paired = sorted(set(labelled[best.judge]) & set(labelled[second.judge]))
     head += f", against {_value(second.correct):.1%} for {second.judge}"
     if len(paired) < MIN_PAIRS:

@@ -11,12 +11,14 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Sequence
 
+from physgrade.changes import NOTHING, Changes, Kind
 from physgrade.project import Project, ProjectError, now_iso
 from physgrade.report.options import rater_label
 from physgrade.rubric import RUBRICS, rubric_for_kind
+from physgrade.scores import HUMAN, LLM, is_kind
 from physgrade.validation import blind
 
 #: The facets a sample can be stratified over, and the column each reads.
@@ -41,6 +43,8 @@ class Sample:
     n_items: int
     strata_counts: dict[str, int]       # stratum -> responses drawn from it
     created_at: str
+    #: What drawing it changed (NOTHING for a sample read back); not part of the sample.
+    changes: Changes = field(default=NOTHING, compare=False)
 
     def text(self) -> str:
         """One line: size, strata and judges (never their blind names)."""
@@ -53,7 +57,8 @@ class Sample:
 def draw(project: Project, name: str, judges: Sequence[str], per_stratum: int, seed: int,
          strata: Sequence[str] = DEFAULT_STRATA) -> Sample:
     """Draw and store a sample: up to ``per_stratum`` responses of each stratum, among those
-    every judge (a rater label) has a complete verdict on. Gives the judges blind names."""
+    every judge (a rater label) has a complete verdict on. Gives the judges blind names.
+    The sample's ``changes`` name the samples and the responses drawn."""
     name = name.strip()
     if not name:
         raise ValueError("a sample needs a name")
@@ -96,10 +101,12 @@ def draw(project: Project, name: str, judges: Sequence[str], per_stratum: int, s
             "INSERT INTO review_samples (name, seed, per_stratum, strata, judges, created_at) "
             "VALUES (?, ?, ?, ?, ?, ?)", (name, seed, per_stratum, json.dumps(list(facets)),
                                           json.dumps(list(judge_ids)), now_iso())).lastrowid
+        assert sample_id is not None  # an INSERT sets it
         conn.executemany("INSERT INTO review_sample_items (sample_id, response_id, stratum) "
                          "VALUES (?, ?, ?)", [(sample_id, rid, s) for rid, s in drawn])
         blind.assign(conn, judge_ids)
-    return _load(project, sample_id)
+    return replace(_load(project, sample_id), changes=Changes.of(
+        Kind.SAMPLES, responses=[rid for rid, _ in drawn]))
 
 
 def samples(project: Project) -> list[Sample]:
@@ -140,11 +147,11 @@ def _judge_ids(project: Project, labels: tuple[str, ...]) -> tuple[int, ...]:
     unknown = [label for label in labels if label not in known]
     if unknown:
         judges = sorted(rater_label(name, version) for name, version in project.conn.execute(
-            "SELECT name, prompt_version FROM raters t WHERE kind = 'llm' AND EXISTS "
+            f"SELECT t.name, t.prompt_version FROM raters t WHERE {is_kind(LLM, 't')} AND EXISTS "
             "(SELECT 1 FROM assessments a WHERE a.rater_id = t.id)"))
         raise ValueError(f"no judge {', '.join(map(repr, unknown))} in this project (its judges: "
                          f"{', '.join(judges) or 'none'})")
-    people = [label for label in labels if known[label][1] == "human"]
+    people = [label for label in labels if known[label][1] == HUMAN]
     if people:
         raise ValueError(f"{', '.join(map(repr, people))} is a person, not a judge")
     return tuple(known[label][0] for label in labels)

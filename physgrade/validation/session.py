@@ -1,8 +1,9 @@
 """What one reviewer works through when auditing judges on a sample: every verdict of every
 judge on the sample's responses, under the judges' blind names, in an order of their own.
 
-An item is done once the reviewer has labelled the verdict (correct, lenient or strict) and
-recorded an agreement (2, 1 or 0) with every criterion the judge scored.
+An item is done once the reviewer has labelled the verdict and recorded an agreement with every
+criterion the judge scored (the scales of :mod:`physgrade.validation.reviews`, which also
+writes them).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Iterable, Sequence
 
 from physgrade.project import Project
 from physgrade.rubric import Rubric, rubric_for_kind
+from physgrade.scores import person_id, response_rubric
 from physgrade.validation import blind, sampling
 
 _CHUNK = 500
@@ -39,8 +41,8 @@ class VerdictView:
     scores: dict[str, int | None]        # criterion -> the judge's score (None: N/A)
     rationale: dict[str, str]            # criterion -> the judge's reason, where it gave one
     comment: str | None                  # the judge's overall comment
-    agreements: dict[str, int]           # criterion -> the reviewer's 2 / 1 / 0
-    verdict: str | None                  # the reviewer's correct / lenient / strict
+    agreements: dict[str, int]           # criterion -> the reviewer's agreement (reviews.AGREEMENTS)
+    verdict: str | None                  # the reviewer's label (reviews.VERDICTS)
 
     @property
     def done(self) -> bool:
@@ -80,7 +82,7 @@ def finished(project: Project, reviewer: str,
     """The (response, judge) pairs the reviewer has finished: verdict labelled and every
     criterion the judge scored given an agreement."""
     wanted = set(pairs)
-    reviewer_id = _reviewer_id(project, reviewer)
+    reviewer_id = person_id(project, reviewer)
     if reviewer_id is None or not wanted:
         return set()
     judges = sorted({judge for _, judge in wanted})
@@ -113,7 +115,7 @@ def finished(project: Project, reviewer: str,
 def verdict_view(project: Project, item: ReviewItem, reviewer: str) -> VerdictView:
     """The judge's scores, reasons and comment on a response, with the reviewer's agreements
     and label so far."""
-    rubric, multiple_choice = project.response_rubric(item.response_id)
+    rubric, multiple_choice = response_rubric(project, item.response_id)
     conn = project.conn
     row = conn.execute("SELECT comment FROM assessments WHERE rater_id = ? AND response_id = ? "
                        "AND rubric = ?", (item.judge_id, item.response_id, rubric.key)).fetchone()
@@ -123,7 +125,7 @@ def verdict_view(project: Project, item: ReviewItem, reviewer: str) -> VerdictVi
     order = [key for key in rubric.keys if key in scored]
     agreements: dict[str, int] = {}
     verdict = None
-    reviewer_id = _reviewer_id(project, reviewer)
+    reviewer_id = person_id(project, reviewer)
     if reviewer_id is not None:
         agreements = dict(conn.execute(
             "SELECT criterion, agreement FROM judge_review_criteria WHERE reviewer_id = ? AND "
@@ -138,10 +140,3 @@ def verdict_view(project: Project, item: ReviewItem, reviewer: str) -> VerdictVi
         {key: scored[key][1] for key in order if scored[key][1]},
         row[0] if row else None,
         {key: agreements[key] for key in rubric.keys if key in agreements}, verdict)
-
-
-def _reviewer_id(project: Project, reviewer: str) -> int | None:
-    """A person's rater id, without making one (reading creates no rater)."""
-    row = project.conn.execute("SELECT id FROM raters WHERE name = ? AND prompt_version = '' "
-                               "AND kind = 'human'", (reviewer,)).fetchone()
-    return row[0] if row else None

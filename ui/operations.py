@@ -1,0 +1,429 @@
+"""The one way the app runs core work: writes that commit and broadcast, reads in the background.
+
+Every change a person makes goes through :meth:`Operations.write` (quick, on the GUI thread's
+connection) or :meth:`Operations.run` (long, on a worker with its own connection, progress and
+Cancel). Either way the core call commits and returns a :class:`~physgrade.changes.Changes`,
+which :attr:`Operations.changed` broadcasts so every page re-reads what it shows. Slow reads go
+through :meth:`Operations.read`. Every failure a user can meet ends in :meth:`Operations.fail`:
+one message, never an exception escaping a slot, never a dialog left behind.
+
+A write that finds the project locked by another program is kept, in order, and retried until
+the project is free; the user is told once, and again when it is saved (or, at close, that it
+was not).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections import deque
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any, Callable, TypeVar
+
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtWidgets import QMessageBox, QWidget
+
+from physgrade.changes import NOTHING, Changes
+from physgrade.formats import FormatError, ImportErrors
+from physgrade.project import Project, ProjectError
+from physgrade.rubric import ScoreError
+from physgrade.tasks import Task
+from physgrade_ui.progress import ProgressDialog
+from physgrade_ui.workers import Worker
+
+R = TypeVar("R")
+Write = Callable[[Project], Changes]
+Work = Callable[[Project, Task], Any]
+
+#: How long a write on the GUI thread waits for another program's lock before it is queued.
+GUI_BUSY_TIMEOUT_MS = 250
+RETRY_MS = 500
+STATUS_MS = 6000
+
+#: Failures that are the user's input, not the program's: a status line, not a box.
+REFUSALS = (ScoreError,)
+
+
+def is_locked(error: BaseException) -> bool:
+    """True for SQLite's "database is locked" / "busy": another connection holds the write lock."""
+    text = str(error).lower()
+    return isinstance(error, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
+
+
+def explain(error: BaseException) -> str:
+    """What went wrong, in words a user can act on (the error's own text where it is ours)."""
+    if isinstance(error, (ProjectError, ScoreError, FormatError, ImportErrors)):
+        return str(error)
+    text = str(error)
+    lower = text.lower()
+    if isinstance(error, sqlite3.Error):
+        if is_locked(error):
+            return "The project is locked by another program (or another physgrade window)."
+        if "readonly" in lower or "read-only" in lower:
+            return "The project file is read-only: nothing can be saved in it."
+        if "disk is full" in lower or "disk full" in lower:
+            return "The disk is full: free some space, then try again."
+        if "no such table" in lower or "disk i/o" in lower or "malformed" in lower:
+            return f"The project file cannot be used any more ({text})."
+        return f"The project file refused the change: {text}"
+    if isinstance(error, PermissionError):
+        return f"Permission denied: {error.filename or text}"
+    if isinstance(error, OSError):
+        return f"{error.strerror or text}" + (f": {error.filename}" if error.filename else "")
+    return f"{type(error).__name__}: {text}"
+
+
+@dataclass(slots=True)
+class _Pending:
+    """A write waiting for the project to be free, with what to call once it is saved."""
+
+    write: Write
+    done: Callable[[Changes], None] | None
+    what: str
+
+
+class Operations(QObject):
+    """The project the window has open, and every way to read or change it."""
+
+    #: a write committed: the :class:`Changes` it made
+    changed = Signal(object)
+    #: a message for the status bar, and how long to show it (ms; 0 until replaced)
+    said = Signal(str, int)
+    #: a long run started (True) or ended (False)
+    busy_changed = Signal(bool)
+    #: the project was opened (the new one) or closed (None)
+    project_changed = Signal(object)
+    #: a page needs to know who is working (the window asks them)
+    ask_person = Signal()
+
+    def __init__(self, window: QWidget) -> None:
+        super().__init__(window)
+        self.window = window
+        self.project: Project | None = None
+        self._identity: tuple[int, int] | None = None
+        self._generation = 0  # a new project invalidates reads under way for the old one
+        self._run: Worker | None = None
+        self._reads: dict[object, Worker] = {}
+        self._latest: dict[object, int] = {}
+        self._pending: deque[_Pending] = deque()
+        self._retry = QTimer(self)
+        self._retry.setInterval(RETRY_MS)
+        self._retry.timeout.connect(self._flush)
+        self.boxes: list[QMessageBox] = []  # open message boxes, for tests and for closing
+
+    # -- the project ---------------------------------------------------------------------------
+
+    def open(self, path: Path, create: bool = False) -> bool:
+        """Open (or create) the project at ``path`` in place of the one open; on failure say why
+        and keep what was open."""
+        try:
+            project = Project.create(path) if create else Project.open(path)
+        except (ProjectError, OSError, sqlite3.Error) as exc:
+            self.fail("Cannot create project" if create else "Cannot open project", exc)
+            return False
+        self.close()
+        project.conn.execute(f"PRAGMA busy_timeout = {GUI_BUSY_TIMEOUT_MS}")
+        self.project = project
+        self._identity = _identity(project.path)
+        self.project_changed.emit(project)
+        return True
+
+    def close(self) -> None:
+        """Close the project: end the work under way, save or give up waiting writes."""
+        if self.project is None:
+            return
+        self._end_work()
+        self._give_up_pending()
+        self.project.close()
+        self.project = None
+        self._generation += 1
+        self.project_changed.emit(None)
+
+    def stop(self) -> None:
+        """The window is closing: as :meth:`close`."""
+        self.close()
+
+    # -- quick writes --------------------------------------------------------------------------
+
+    def write(self, write: Write, done: Callable[[Changes], None] | None = None,
+              what: str = "change") -> bool:
+        """Run a quick core write now on the window's connection; True when it is committed.
+
+        On success ``done`` hears its :class:`Changes`, then every page does. A refusal (a
+        score the rubric does not take) is said in the status bar; a locked project keeps the
+        write and saves it when it is free (``done`` is called then); anything else is one
+        message box. ``what`` names the change in those messages ("score", "review")."""
+        if self.project is None:
+            self.say("Open a project first.")
+            return False
+        if self._pending:  # keep the order in which the user made their changes
+            self._keep(write, done, what)
+            return False
+        return self._attempt(write, done, what)
+
+    def _attempt(self, write: Write, done: Callable[[Changes], None] | None, what: str) -> bool:
+        assert self.project is not None
+        try:
+            self._check_file()
+            changes = write(self.project)
+        except REFUSALS as exc:
+            self.say(str(exc))
+            return False
+        except sqlite3.OperationalError as exc:
+            if not is_locked(exc):
+                self.fail(f"Your {what} was not saved", exc)
+                return False
+            self._keep(write, done, what)
+            return False
+        except Exception as exc:  # every other failure a user can meet: one message
+            self.fail(f"Your {what} was not saved", exc)
+            return False
+        self._committed(changes, done)
+        return True
+
+    def _committed(self, changes: Changes, done: Callable[[Changes], None] | None) -> None:
+        if done is not None:
+            done(changes)
+        if changes:
+            self.changed.emit(changes)
+
+    def _check_file(self) -> None:
+        """Refuse to write into a file that was deleted or replaced since it was opened (SQLite
+        would write on into the deleted file, and the work would be lost)."""
+        assert self.project is not None
+        if _identity(self.project.path) != self._identity:
+            raise ProjectError(f"The project file {self.project.path} was moved, replaced or "
+                               "deleted since it was opened; nothing was saved. Open it again "
+                               "(File ▸ Open Project) to go on.")
+
+    def _keep(self, write: Write, done: Callable[[Changes], None] | None, what: str) -> None:
+        first = not self._pending
+        self._pending.append(_Pending(write, done, what))
+        self.say(f"The project is locked by another program: {len(self._pending)} change"
+                 f"{'' if len(self._pending) == 1 else 's'} waiting to be saved.", 0)
+        if first:
+            self._retry.start()
+            self.inform("Project locked",
+                        "Another program holds the project locked, so your change could not be "
+                        "saved yet. It is kept, with any you make meanwhile, and saved as soon "
+                        "as the project is free; the status bar says when.")
+
+    def _flush(self) -> None:
+        """Try the waiting writes again, in order; stop at the first that still finds a lock."""
+        saved = 0
+        while self._pending and self.project is not None:
+            pending = self._pending[0]
+            try:
+                self._check_file()
+                changes = pending.write(self.project)
+            except sqlite3.OperationalError as exc:
+                if is_locked(exc):
+                    return
+                self._pending.popleft()
+                self.fail(f"Your {pending.what} was not saved", exc)
+                continue
+            except Exception as exc:
+                self._pending.popleft()
+                self.fail(f"Your {pending.what} was not saved", exc)
+                continue
+            self._pending.popleft()
+            saved += 1
+            self._committed(changes, pending.done)
+        self._retry.stop()
+        if saved:
+            self.say(f"The project is free again: {saved} waiting change"
+                     f"{' was' if saved == 1 else 's were'} saved.")
+
+    @property
+    def waiting(self) -> int:
+        """How many writes wait for the project to be free."""
+        return len(self._pending)
+
+    def _give_up_pending(self) -> None:
+        """Closing: one last try, then tell the user what could not be saved."""
+        if not self._pending:
+            return
+        self._flush()
+        if self._pending:
+            lost = len(self._pending)
+            self._pending.clear()
+            self._retry.stop()
+            QMessageBox.warning(self.window, "Changes not saved",
+                                f"The project stayed locked by another program: {lost} change"
+                                f"{' was' if lost == 1 else 's were'} not saved.")
+
+    # -- long work -----------------------------------------------------------------------------
+
+    @property
+    def busy(self) -> bool:
+        """True while a long run is under way (one at a time, app-wide)."""
+        return self._run is not None
+
+    @property
+    def worker(self) -> Worker | None:
+        """The long run under way, if any."""
+        return self._run
+
+    def run(self, title: str, work: Work, done: Callable[[Any], None] | None = None, *,
+            changes: Callable[[Any], Changes] | None = None, partial_changes: Changes = NOTHING,
+            failed: str = "", cancelled: str = "", progress_dialog: bool = True,
+            needs_project: bool = True) -> Worker | None:
+        """Run ``work(project, task)`` on a worker with a connection of its own; None if a run
+        is already under way.
+
+        A progress dialog with Cancel appears if it takes more than a moment (unless the caller
+        shows progress itself: ``progress_dialog=False``, and connect to the returned worker's
+        ``progress``). On success ``done`` hears the result and ``changes(result)`` is
+        broadcast. If it fails or is cancelled, ``partial_changes`` (what a run stopped part-way
+        may have stored) is broadcast, and ``failed`` (in a message box with the error) or
+        ``cancelled`` is said."""
+        if self._run is not None:
+            self.say("Wait for the work under way to finish (or cancel it).")
+            return None
+        if needs_project and self.project is None:
+            self.say("Open a project first.")
+            return None
+        path = self.project.path if self.project is not None else None
+        worker = Worker(partial(_with_project, path, work), self)
+        if progress_dialog:
+            ProgressDialog(title, worker, self.window)
+        worker.finished.connect(partial(self._run_finished, done, changes))
+        worker.failed.connect(partial(self._run_failed, title, failed, partial_changes))
+        worker.cancelled.connect(partial(self._run_cancelled, title, cancelled, partial_changes))
+        self._run = worker
+        worker.start()
+        self.busy_changed.emit(True)
+        return worker
+
+    def _run_ended(self) -> None:
+        if self._run is not None:
+            self._run.deleteLater()
+        self._run = None
+        self.busy_changed.emit(False)
+
+    def _run_finished(self, done: Callable[[Any], None] | None,
+                      changes: Callable[[Any], Changes] | None, result: Any) -> None:
+        self._run_ended()
+        try:
+            if done is not None:
+                done(result)
+        finally:
+            if changes is not None:
+                found = changes(result)
+                if found:
+                    self.changed.emit(found)
+
+    def _run_failed(self, title: str, message: str, partial_changes: Changes,
+                    error: BaseException) -> None:
+        self._run_ended()
+        if partial_changes:
+            self.changed.emit(partial_changes)
+        self.fail(title, error, message)
+
+    def _run_cancelled(self, title: str, message: str, partial_changes: Changes) -> None:
+        self._run_ended()
+        if partial_changes:
+            self.changed.emit(partial_changes)
+        self.say(message or f"{title}: cancelled.")
+
+    # -- reads ---------------------------------------------------------------------------------
+
+    def read(self, work: Work, done: Callable[[Any], None], *, key: object = None,
+             failed: Callable[[BaseException], None] | None = None,
+             needs_project: bool = True) -> Worker | None:
+        """Run ``work(project, task)`` in the background (a read: it broadcasts nothing) and
+        hand its result to ``done`` on the GUI thread. A later read with the same ``key``
+        supersedes it (only the newest result is delivered), as does closing the project. A
+        failure goes to ``failed`` if given, else to :meth:`fail`."""
+        if needs_project and self.project is None:
+            return None
+        path = self.project.path if self.project is not None else None
+        token = self._latest.get(key, 0) + 1
+        self._latest[key] = token
+        worker = Worker(partial(_with_project, path, work), self)
+        stamp = (self._generation, key, token)
+        worker.finished.connect(partial(self._read_finished, worker, stamp, done))
+        worker.failed.connect(partial(self._read_failed, worker, stamp, failed))
+        worker.cancelled.connect(partial(self._read_ended, worker))
+        self._reads[worker] = worker
+        worker.start()
+        return worker
+
+    def _current(self, stamp: tuple[int, object, int]) -> bool:
+        generation, key, token = stamp
+        return generation == self._generation and self._latest.get(key) == token
+
+    def _read_ended(self, worker: Worker) -> None:
+        self._reads.pop(worker, None)
+        worker.deleteLater()
+
+    def _read_finished(self, worker: Worker, stamp: tuple[int, object, int],
+                       done: Callable[[Any], None], result: Any) -> None:
+        self._read_ended(worker)
+        if self._current(stamp):
+            done(result)
+
+    def _read_failed(self, worker: Worker, stamp: tuple[int, object, int],
+                     failed: Callable[[BaseException], None] | None, error: BaseException) -> None:
+        self._read_ended(worker)
+        if not self._current(stamp):
+            return
+        if failed is not None:
+            failed(error)
+        else:
+            self.fail("Could not read the project", error)
+
+    def _end_work(self) -> None:
+        """Cancel the long run and the reads under way, and wait for them to return."""
+        workers = ([self._run] if self._run is not None else []) + list(self._reads)
+        for worker in workers:
+            worker.cancel()
+        for worker in workers:
+            worker.wait()
+
+    # -- telling the user ----------------------------------------------------------------------
+
+    def say(self, message: str, ms: int = STATUS_MS) -> None:
+        """A line in the status bar (``ms`` 0: until the next one)."""
+        self.said.emit(message, ms)
+
+    def fail(self, title: str, error: BaseException, context: str = "") -> None:
+        """The one error path: a message box (open, not blocking) saying what went wrong."""
+        text = explain(error)
+        self.say(f"{title}: {text}" if not context else f"{context} {text}")
+        self._box(QMessageBox.Icon.Warning, title, f"{context}\n\n{text}".strip())
+
+    def inform(self, title: str, text: str) -> None:
+        """A message box that tells, without an error (e.g. the project is locked)."""
+        self._box(QMessageBox.Icon.Information, title, text)
+
+    def _box(self, icon: QMessageBox.Icon, title: str, text: str) -> None:
+        box = QMessageBox(icon, title, text, QMessageBox.StandardButton.Ok, self.window)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.finished.connect(partial(self._box_closed, box))
+        self.boxes.append(box)
+        box.open()
+
+    def _box_closed(self, box: QMessageBox, result: int) -> None:
+        if box in self.boxes:
+            self.boxes.remove(box)
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """The file's device and inode, to notice a project deleted or replaced underneath."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
+
+
+def _with_project(path: Path | None, work: Work, task: Task) -> Any:
+    """On the worker thread: open a connection of its own (SQLite connections are not shared
+    across threads), run the work, close it."""
+    if path is None:
+        return work(None, task)  # type: ignore[arg-type]
+    with Project.open(path) as project:
+        return work(project, task)
