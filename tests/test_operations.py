@@ -275,3 +275,16 @@ def test_a_read_delivers_only_the_newest_result_for_its_key(qtbot, window: MainW
         gate.set()
     qtbot.wait(100)
     assert sorted(map(str, got)) == ["126", "newer"]  # "older" came last and was dropped
+
+
+def test_the_same_failure_again_shows_no_second_box(qtbot, grading: MainWindow,
+                                                    demo: Path) -> None:
+    """Every key in a deleted project fails the same way: one box says so, not one per key."""
+    window = grading
+    demo.unlink()
+    press(qtbot, window, "1")
+    qtbot.waitUntil(lambda: any(box.isVisible() for box in window.ops.boxes), timeout=5_000)
+    window.grading.panel.setFocus()
+    press(qtbot, window, "0")
+    shown = [box for box in window.ops.boxes if box.isVisible()]
+    assert len(shown) == 1 and "deleted since it was opened" in shown[0].text()

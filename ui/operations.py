@@ -400,6 +400,9 @@ class Operations(QObject):
         self._box(QMessageBox.Icon.Information, title, text)
 
     def _box(self, icon: QMessageBox.Icon, title: str, text: str) -> None:
+        if any(shown.isVisible() and (shown.windowTitle(), shown.text()) == (title, text)
+               for shown in self.boxes):
+            return  # the same message is on show already (e.g. every move in a deleted file)
         box = QMessageBox(icon, title, text, QMessageBox.StandardButton.Ok, self.window)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.finished.connect(partial(self._box_closed, box))
