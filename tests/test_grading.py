@@ -8,7 +8,7 @@ from conftest import PREFS_FULL
 from physgrade.changes import NOTHING, Changes, Kind
 from physgrade.grading import Given, compare, graders, grading_item
 from physgrade.project import Project
-from physgrade.queries import graded_responses
+from physgrade.queries import graded_responses, question_rows
 from physgrade.scores import (clear_score, is_named_person, is_person, person_id, rater_id,
                               set_note, set_score)
 from physgrade.queue import (BY_NO_OTHER, BY_OTHERS, GRADED, NOT_COMPLIANT, NOT_STARTED, STARTED,
@@ -164,6 +164,8 @@ def test_a_judge_named_like_a_person_is_not_that_person(loaded):
     assert grading_item(loaded, "r-1", "ana").mine["CAL"] == Given(0, None)
     assert [v.kind for v in compare(loaded, grading_item(loaded, "r-1", "ana"), "ana")] == ["llm"]
     assert graders(loaded) == ["ana"] and graded_responses(loaded) == 1
+    assert [(row.id, row.responses, row.graded) for row in question_rows(loaded)] == [
+        ("q-1", 2, 1), ("q-mc", 1, 0)]  # the judge's full verdict on r-1 counts for nobody
     clear_score(loaded, "ana", "r-1", "CAL")
     assert loaded.conn.execute("SELECT value FROM scores WHERE rater_id = ? AND criterion = 'CAL'",
                                (judge,)).fetchone() == (1,)
