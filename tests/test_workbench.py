@@ -217,6 +217,19 @@ def test_changes_made_elsewhere_refresh_the_queue_and_keep_the_graders_place(
     assert page.panel.current_criterion.key == "CON"  # not the first unscored (MOD)
     assert model.index(model.row_of(other), 2).data() == "1/8"
 
+    # A score another program wrote is not broadcast: F5 reads everything, the item on show too.
+    with Project.open(demo_path(window)) as elsewhere:
+        scores.set_score(elsewhere, "expert-1", "r-0002", "CON", 1)
+    assert page.item.values == {"INT": 0}
+    window.refresh()
+    assert page.item.response_id == "r-0002" and page.item.values == {"INT": 0, "CON": 1}
+    assert model.index(model.row_of("r-0002"), 2).data() == "2/8"
+
+
+def demo_path(window: MainWindow) -> Path:
+    assert window.project is not None
+    return window.project.path
+
 
 def test_help_overlay_lists_every_key(qtbot, graded_by_expert: MainWindow) -> None:
     window = graded_by_expert
