@@ -145,7 +145,6 @@ class AnswerHints(QObject):
     def __init__(self, ops: Operations, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.ops = ops
-        ops.project_changed.connect(self._project_changed)
         self.view = AnswerHint()
         self.checker: Checker | None = None  # made on the worker thread at first use
         self.worker: Worker | None = None  # the check under way (a read the operations run)
@@ -199,24 +198,15 @@ class AnswerHints(QObject):
             self.checker.close()
             self.checker = None
 
-    def _project_changed(self, project: Project | None) -> None:
-        """The operations closed the project once the reads under way on it had returned, and
-        drop their results: no check is under way any more."""
-        if project is None:
-            self.worker = self._running = None
-            self.reset()
-
     # -- the check, off the GUI thread -----------------------------------------------------
 
     def _start(self, key: tuple[int, str], request: Request) -> None:
         self._running = key
         self.worker = self.ops.read(partial(self._check, request),
                                     partial(self._done, key, request), key=self,
-                                    failed=partial(self._failed, key))
-        if self.worker is None:  # no project open
-            self._running = None
+                                    failed=partial(self._failed, key), needs_project=False)
 
-    def _check(self, request: Request, project: Project, task: Task) -> Check:
+    def _check(self, request: Request, project: None, task: Task) -> Check:
         """On the worker thread: the one checker is made here, never on the GUI thread."""
         if self.checker is None:
             self.checker = Checker()

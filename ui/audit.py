@@ -579,9 +579,8 @@ class AuditPage(QWidget):
         return False
 
     def stop(self) -> None:
-        """The window is closing: close a dialog left open and let the project go, so that
-        nothing still queued (the next response laid out) reads its closing connection."""
-        self.open(None, None)
+        """Nothing runs on this page's behalf (the project is let go of with every page's, as
+        it closes)."""
 
     def current_sample_id(self) -> int | None:
         return self.sample.currentData() if self.sample.count() else None

@@ -507,10 +507,9 @@ class BloomPage(QWidget):
         return False
 
     def stop(self) -> None:
-        """The window is closing: let the project go, so that nothing still queued (the
-        pace, the next question laid out) reads its closing connection."""
+        """The window is closing: the pace stops ticking (the project is let go of with every
+        page's, as it closes)."""
         self.ticker.stop()
-        self.open(None, None)
 
     def _queue_changed(self) -> None:
         if not self._filling:

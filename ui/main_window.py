@@ -320,5 +320,5 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         """End the work under way (an import rolls back) before the connection goes away."""
         self.pages.stop()
-        self.ops.stop()
+        self.ops.close()
         event.accept()

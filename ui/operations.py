@@ -35,7 +35,7 @@ from physgrade_ui.workers import Worker
 
 R = TypeVar("R")
 Write = Callable[[Project], Changes]
-Work = Callable[[Project, Task], Any]
+Work = Callable[[Any, Task], Any]  # (the project, or None for work that needs none; the task)
 
 #: How long a write on the GUI thread waits for another program's lock before it is queued.
 GUI_BUSY_TIMEOUT_MS = 250
@@ -44,6 +44,8 @@ STATUS_MS = 6000
 
 #: Failures that are the user's input, not the program's: a status line, not a box.
 REFUSALS = (ScoreError,)
+#: What became of one attempt at a write.
+SAVED, LOCKED, REFUSED = "saved", "locked", "refused"
 
 
 def is_locked(error: BaseException) -> bool:
@@ -105,7 +107,7 @@ class Operations(QObject):
         self._identity: tuple[int, int] | None = None
         self._generation = 0  # a new project invalidates reads under way for the old one
         self._run: Worker | None = None
-        self._reads: dict[object, Worker] = {}
+        self._reads: dict[Worker, bool] = {}  # reads under way: do they hold a connection?
         self._latest: dict[object, int] = {}
         self._pending: deque[_Pending] = deque()
         self._retry = QTimer(self)
@@ -141,10 +143,6 @@ class Operations(QObject):
         self._generation += 1
         self.project_changed.emit(None)
 
-    def stop(self) -> None:
-        """The window is closing: as :meth:`close`."""
-        self.close()
-
     # -- quick writes --------------------------------------------------------------------------
 
     def write(self, write: Write, done: Callable[[Changes], None] | None = None,
@@ -158,36 +156,36 @@ class Operations(QObject):
         if self.project is None:
             self.say("Open a project first.")
             return False
+        pending = _Pending(write, done, what)
         if self._pending:  # keep the order in which the user made their changes
-            self._keep(write, done, what)
+            self._keep(pending)
             return False
-        return self._attempt(write, done, what)
+        outcome = self._attempt(pending)
+        if outcome is LOCKED:
+            self._keep(pending)
+        return outcome is SAVED
 
-    def _attempt(self, write: Write, done: Callable[[Changes], None] | None, what: str) -> bool:
+    def _attempt(self, pending: _Pending) -> str:
+        """Run one write: :data:`SAVED` (then ``done`` and every page hear its changes),
+        :data:`LOCKED` (nothing said: the caller keeps it), or :data:`REFUSED` once the user
+        was told why (a refusal in the status bar, anything else in the one box)."""
         assert self.project is not None
         try:
             self._check_file()
-            changes = write(self.project)
+            changes = pending.write(self.project)
         except REFUSALS as exc:
             self.say(str(exc))
-            return False
-        except sqlite3.OperationalError as exc:
-            if not is_locked(exc):
-                self.fail(f"Your {what} was not saved", exc)
-                return False
-            self._keep(write, done, what)
-            return False
-        except Exception as exc:  # every other failure a user can meet: one message
-            self.fail(f"Your {what} was not saved", exc)
-            return False
-        self._committed(changes, done)
-        return True
-
-    def _committed(self, changes: Changes, done: Callable[[Changes], None] | None) -> None:
-        if done is not None:
-            done(changes)
+            return REFUSED
+        except Exception as exc:  # every failure a user can meet: one message
+            if is_locked(exc):
+                return LOCKED
+            self.fail(f"Your {pending.what} was not saved", exc)
+            return REFUSED
+        if pending.done is not None:
+            pending.done(changes)
         if changes:
             self.changed.emit(changes)
+        return SAVED
 
     def _check_file(self) -> None:
         """Refuse to write into a file that was deleted or replaced since it was opened (SQLite
@@ -198,9 +196,9 @@ class Operations(QObject):
                                "deleted since it was opened; nothing was saved. Open it again "
                                "(File ▸ Open Project) to go on.")
 
-    def _keep(self, write: Write, done: Callable[[Changes], None] | None, what: str) -> None:
+    def _keep(self, pending: _Pending) -> None:
         first = not self._pending
-        self._pending.append(_Pending(write, done, what))
+        self._pending.append(pending)
         self.say(f"The project is locked by another program: {len(self._pending)} change"
                  f"{'' if len(self._pending) == 1 else 's'} waiting to be saved.", 0)
         if first:
@@ -214,23 +212,11 @@ class Operations(QObject):
         """Try the waiting writes again, in order; stop at the first that still finds a lock."""
         saved = 0
         while self._pending and self.project is not None:
-            pending = self._pending[0]
-            try:
-                self._check_file()
-                changes = pending.write(self.project)
-            except sqlite3.OperationalError as exc:
-                if is_locked(exc):
-                    return
-                self._pending.popleft()
-                self.fail(f"Your {pending.what} was not saved", exc)
-                continue
-            except Exception as exc:
-                self._pending.popleft()
-                self.fail(f"Your {pending.what} was not saved", exc)
-                continue
+            outcome = self._attempt(self._pending[0])
+            if outcome is LOCKED:
+                return
             self._pending.popleft()
-            saved += 1
-            self._committed(changes, pending.done)
+            saved += outcome is SAVED
         self._retry.stop()
         if saved:
             self.say(f"The project is free again: {saved} waiting change"
@@ -250,6 +236,7 @@ class Operations(QObject):
             lost = len(self._pending)
             self._pending.clear()
             self._retry.stop()
+            # Blocking on purpose: the window (or the project) is going away.
             QMessageBox.warning(self.window, "Changes not saved",
                                 f"The project stayed locked by another program: {lost} change"
                                 f"{' was' if lost == 1 else 's were'} not saved.")
@@ -285,8 +272,7 @@ class Operations(QObject):
         if needs_project and self.project is None:
             self.say("Open a project first.")
             return None
-        path = self.project.path if self.project is not None else None
-        worker = Worker(partial(_with_project, path, work), self)
+        worker = Worker(partial(_with_project, self._path_for(needs_project), work), self)
         if progress_dialog:
             ProgressDialog(title, worker, self.window)
         worker.finished.connect(partial(self._run_finished, done, changes))
@@ -339,33 +325,38 @@ class Operations(QObject):
         failure goes to ``failed`` if given, else to :meth:`fail`."""
         if needs_project and self.project is None:
             return None
-        path = self.project.path if self.project is not None else None
+        path = self._path_for(needs_project)
         token = self._latest.get(key, 0) + 1
         self._latest[key] = token
         worker = Worker(partial(_with_project, path, work), self)
-        stamp = (self._generation, key, token)
+        # A read of the project is stale once another is open; one of no project never is.
+        stamp = (self._generation if needs_project else None, key, token)
         worker.finished.connect(partial(self._read_finished, worker, stamp, done))
         worker.failed.connect(partial(self._read_failed, worker, stamp, failed))
         worker.cancelled.connect(partial(self._read_ended, worker))
-        self._reads[worker] = worker
+        self._reads[worker] = needs_project
         worker.start()
         return worker
 
-    def _current(self, stamp: tuple[int, object, int]) -> bool:
+    def _path_for(self, needs_project: bool) -> Path | None:
+        """The project a worker opens a connection of its own to; None for work that needs none."""
+        return self.project.path if needs_project and self.project is not None else None
+
+    def _current(self, stamp: tuple[int | None, object, int]) -> bool:
         generation, key, token = stamp
-        return generation == self._generation and self._latest.get(key) == token
+        return generation in (None, self._generation) and self._latest.get(key) == token
 
     def _read_ended(self, worker: Worker) -> None:
         self._reads.pop(worker, None)
         worker.deleteLater()
 
-    def _read_finished(self, worker: Worker, stamp: tuple[int, object, int],
+    def _read_finished(self, worker: Worker, stamp: tuple[int | None, object, int],
                        done: Callable[[Any], None], result: Any) -> None:
         self._read_ended(worker)
         if self._current(stamp):
             done(result)
 
-    def _read_failed(self, worker: Worker, stamp: tuple[int, object, int],
+    def _read_failed(self, worker: Worker, stamp: tuple[int | None, object, int],
                      failed: Callable[[BaseException], None] | None, error: BaseException) -> None:
         self._read_ended(worker)
         if not self._current(stamp):
@@ -376,8 +367,10 @@ class Operations(QObject):
             self.fail("Could not read the project", error)
 
     def _end_work(self) -> None:
-        """Cancel the long run and the reads under way, and wait for them to return."""
-        workers = ([self._run] if self._run is not None else []) + list(self._reads)
+        """Cancel the long run and the reads of the project under way, and wait for them to
+        return (their connections go with the project; a read of no project goes on)."""
+        workers = (([self._run] if self._run is not None else [])
+                   + [worker for worker, of_project in self._reads.items() if of_project])
         for worker in workers:
             worker.cancel()
         for worker in workers:
@@ -425,8 +418,8 @@ def _identity(path: Path) -> tuple[int, int] | None:
 
 def _with_project(path: Path | None, work: Work, task: Task) -> Any:
     """On the worker thread: open a connection of its own (SQLite connections are not shared
-    across threads), run the work, close it."""
+    across threads), run the work, close it; work that needs no project gets None."""
     if path is None:
-        return work(None, task)  # type: ignore[arg-type]
+        return work(None, task)
     with Project.open(path) as project:
         return work(project, task)

@@ -239,7 +239,7 @@ class ReportExport:
     formats: tuple[str, ...]
 
 
-def write_files(report: Report, request: ReportExport, project: Project | None,
+def write_files(report: Report, request: ReportExport, project: None,
                 task: Task) -> list[Path]:
     """Write ``report`` as ``request`` asks (on a worker; the report is all it needs)."""
     return write_report(report, request.folder, request.formats, task)

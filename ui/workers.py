@@ -5,8 +5,9 @@ on its own :class:`QThread`, turns the task's progress reports into a Qt signal 
 outcome with exactly one of ``finished``, ``failed`` or ``cancelled``, always delivered on the
 GUI thread and never before the caller got a chance to connect (they go through the event loop).
 
-The operation must not touch objects owned by the GUI thread; in particular it opens its own
-:class:`~physgrade.project.Project`, since a connection is not shared across threads.
+Workers are made by :class:`~physgrade_ui.operations.Operations` alone, which also opens the
+connection an operation uses (a connection is not shared across threads); the operation must
+not touch objects owned by the GUI thread.
 """
 
 from __future__ import annotations
