@@ -1,6 +1,6 @@
 """Grading workbench speed on a project of the study's real size.
 
-    python benchmarks/bench_workbench.py [--responses 58000] [--moves 200]
+    python benchmarks/bench_workbench.py [--responses 58000] [--moves 200] [--keep FOLDER]
 
 Builds a 6,000-question, 58,000-response project in which two judges have scored every
 response and two people have graded part of it, then starts the app as a user would (a new
@@ -12,7 +12,8 @@ process) and measures:
   item (target p95 <= 100 ms), and again with the key held down (no pause; reported);
 * scoring: from a digit key to the score committed and shown (no target; reported).
 
-Without a display it runs itself under ``xvfb-run``.
+Without a display it runs itself under ``xvfb-run``. Building the project takes minutes;
+``--keep FOLDER`` builds it there once and runs later measurements on a fresh copy of it.
 """
 
 from __future__ import annotations
@@ -154,13 +155,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--responses", type=int, default=58000)
     parser.add_argument("--moves", type=int, default=200)
+    parser.add_argument("--keep", type=Path, help="keep the built project here and reuse it")
     args = parser.parse_args()
     if not os.environ.get("DISPLAY") and shutil.which("xvfb-run"):
         os.execvp("xvfb-run", ["xvfb-run", "-a", "-s", "-screen 0 1600x1000x24",
                                sys.executable, *sys.argv])
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        path = build(folder, args.responses)
+        if args.keep is None:
+            path = build(folder, args.responses)
+        else:
+            kept = args.keep / f"bench-{args.responses}.physgrade"
+            if not kept.exists():
+                args.keep.mkdir(parents=True, exist_ok=True)
+                shutil.move(build(folder, args.responses), kept)
+            path = Path(shutil.copy(kept, folder / "bench.physgrade"))  # the run writes to it
         print(f"project: 6000 questions, {args.responses} responses, judges on every one")
         first, times = run_app(path, folder, args.moves)
     moves, scores = times["next"], times["score"]

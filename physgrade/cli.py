@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
-from physgrade import __version__, formats
+from physgrade import __version__, formats, levels
 from physgrade.demo import build_demo, default_demo_path
 from physgrade.exporter import export_kind
 from physgrade.formats import FormatError, ImportErrors
@@ -30,7 +30,7 @@ from physgrade.importer import import_file
 from physgrade.judge.client import CredentialsError
 from physgrade.project import Project, ProjectError, now_iso
 from physgrade.queries import COUNTED, project_info
-from physgrade.rubric import ScoreError
+from physgrade.rubric import ScoreError, value_text
 from physgrade.tasks import Cancelled, Task
 
 if TYPE_CHECKING:  # the judge stack is imported by the commands that run judges
@@ -268,6 +268,35 @@ def cmd_info(args: argparse.Namespace) -> None:
             work = [f"{rater.responses:,} responses scored"] if rater.responses else []
             work += [f"{rater.questions:,} questions labelled"] if rater.questions else []
             print(f"  {rater.name + version:<28} {rater.kind:<6} {', '.join(work) or 'no work'}")
+
+
+@command("rubric", "the rubrics with what each score level means; --set rewords the levels",
+         DB, arg("--json", action="store_true",
+                 help="print them as one JSON object (the file --set takes; see docs/formats.md)"),
+         arg("--set", metavar="FILE",
+             help="replace level descriptions from a JSON file shaped as --json prints "
+                  "(descriptions only, all or nothing)"))
+def cmd_rubric(args: argparse.Namespace) -> None:
+    with Project.open(args.db) as project:
+        if args.set:
+            edits, _ = levels.set_levels(project, levels.load_document(args.set), args.set)
+            for edit in edits:
+                print(f"{edit.rubric.title} {edit.criterion} {value_text(edit.value)}: {edit.after}")
+            print(f"{_count(len(edits), 'description')} changed" if edits
+                  else "nothing changed: every description was already as the file gives it")
+            return
+        shown = levels.document(project)
+    if args.json:
+        print(json.dumps(shown, indent=2, ensure_ascii=False))
+        return
+    for rubric in shown["rubrics"]:
+        print(f"{rubric['title']} rubric ({rubric['maximum']} points)")
+        for criterion in rubric["criteria"]:
+            na = " or N/A" if criterion["allows_na"] else ""
+            print(f"  {criterion['key']:<4} {criterion['name']} (0-{criterion['maximum']}{na}): "
+                  f"{criterion['help']}")
+            for level, text in criterion["levels"].items():
+                print(f"       {level:<4} {text}")
 
 
 # -- agreement and reports ------------------------------------------------------------------

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from physgrade.levels import Levels, levels_of
 from physgrade.project import Project
 from physgrade.queries import Question, question
 from physgrade.rubric import Rubric, rubric_for_kind
@@ -25,7 +26,8 @@ class Given:
 
 @dataclass(frozen=True, slots=True)
 class GradingItem:
-    """A response with its question, the rubric it is graded with, and this grader's scores."""
+    """A response with its question, the rubric it is graded with (and what each of its levels
+    means, as the project words it), and this grader's scores."""
 
     response_id: str
     model: str
@@ -35,6 +37,7 @@ class GradingItem:
     question: Question
     rubric: Rubric
     mine: dict[str, Given] = field(default_factory=dict)
+    levels: Levels = field(default_factory=dict)
 
     @property
     def complete(self) -> bool:
@@ -48,13 +51,18 @@ class GradingItem:
 
 @dataclass(frozen=True, slots=True)
 class OtherVerdict:
-    """Another rater's scores of the same response (a judge, a rule checker or a colleague)."""
+    """Another rater's scores of the same response (a judge, a rule checker or a colleague).
+
+    ``notes`` holds, per criterion that has one, why the rater gave that value: a judge's
+    rationale, the rule checker's reason, a colleague's note; ``comment`` is the overall one.
+    """
 
     rater: str
     kind: str
     prompt_version: str
     scores: dict[str, int | None]
     comment: str | None
+    notes: dict[str, str] = field(default_factory=dict)
 
     def disagreements(self, mine: dict[str, int | None]) -> list[str]:
         """Criteria both scored, with different values."""
@@ -88,7 +96,8 @@ def grading_item(project: Project, response_id: str, grader: str) -> GradingItem
     assert asked is not None, "responses.question_id references questions (id)"
     rubric = rubric_for_kind(asked.kind)
     return GradingItem(response_id, model, text, from_stored(text, sections), bool(compliant),
-                       asked, rubric, my_scores(project, response_id, grader, rubric))
+                       asked, rubric, my_scores(project, response_id, grader, rubric),
+                       levels_of(project, rubric))
 
 
 def compare(project: Project, item: GradingItem, grader: str) -> list[OtherVerdict] | None:
@@ -98,20 +107,22 @@ def compare(project: Project, item: GradingItem, grader: str) -> list[OtherVerdi
     """
     if not item.complete:
         return None
+    order = {key: i for i, key in enumerate(item.rubric.keys)}
+    rows = project.conn.execute(
+        "SELECT r.id, r.name, r.kind, r.prompt_version, s.criterion, s.value, s.note, a.comment "
+        "FROM scores s JOIN raters r ON r.id = s.rater_id "
+        "LEFT JOIN assessments a ON a.rater_id = s.rater_id "
+        "AND a.response_id = s.response_id AND a.rubric = s.rubric "
+        "WHERE s.response_id = ? AND s.rubric = ? "
+        f"AND NOT ({is_named_person()})",
+        (item.response_id, item.rubric.key, grader)).fetchall()
+    # Raters by kind, name and prompt version; each one's criteria in rubric order.
+    rows.sort(key=lambda row: (row[2], row[1], row[3], order.get(row[4], len(order))))
     verdicts: dict[int, OtherVerdict] = {}
-    for rater_id, name, kind, version, criterion, value, comment in project.conn.execute(
-            "SELECT r.id, r.name, r.kind, r.prompt_version, s.criterion, s.value, a.comment "
-            "FROM scores s JOIN raters r ON r.id = s.rater_id "
-            "LEFT JOIN assessments a ON a.rater_id = s.rater_id "
-            "AND a.response_id = s.response_id AND a.rubric = s.rubric "
-            "WHERE s.response_id = ? AND s.rubric = ? "
-            f"AND NOT ({is_named_person()}) "
-            "ORDER BY r.kind, r.name, r.prompt_version",
-            (item.response_id, item.rubric.key, grader)):
+    for rater_id, name, kind, version, criterion, value, note, comment in rows:
         verdict = verdicts.setdefault(rater_id, OtherVerdict(name, kind, version, {}, comment))
         verdict.scores[criterion] = value
-    order = {key: i for i, key in enumerate(item.rubric.keys)}
-    return [OtherVerdict(v.rater, v.kind, v.prompt_version,
-                         dict(sorted(v.scores.items(), key=lambda kv: order.get(kv[0], 99))),
-                         v.comment) for v in verdicts.values()]
+        if note:
+            verdict.notes[criterion] = note
+    return list(verdicts.values())
 

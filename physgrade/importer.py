@@ -27,7 +27,7 @@ from physgrade.orphans import die_with
 from physgrade.project import Project, ProjectError, now_iso
 from physgrade.rubric import RUBRICS, rubric_for_kind
 from physgrade.scores import HUMAN, LLM, is_kind, rater_id
-from physgrade.validation import reviews
+from physgrade.validation import reviews, sampling
 from physgrade.tasks import Task
 from physgrade.template import scan
 
@@ -40,7 +40,7 @@ _CHANGES = {"questions": Changes.of(Kind.QUESTIONS, Kind.BLOOM),
             "responses": Changes.of(Kind.RESPONSES),
             "verdicts": Changes.of(Kind.SCORES, Kind.RATERS),
             "grades": Changes.of(Kind.SCORES, Kind.RATERS),
-            "judge_reviews": Changes.of(Kind.REVIEWS, Kind.RATERS),
+            "judge_reviews": Changes.of(Kind.REVIEWS, Kind.RATERS, Kind.SAMPLES),
             "bloom": Changes.of(Kind.BLOOM, Kind.RATERS)}
 
 
@@ -110,6 +110,8 @@ def import_file(project: Project, path: str | Path, kind: str,
             writer.finish(task, records)
             if writer.errors:
                 raise ImportErrors(writer.errors)
+            if kind == "judge_reviews" and writer.added:  # audited in the "imported" sample
+                sampling.gather_imported(project.conn)
             project.conn.execute(
                 "INSERT INTO imports (file_name, sha256, kind, mapping, imported_at, added, "
                 "unchanged) VALUES (?, ?, ?, ?, ?, ?, ?)",

@@ -11,6 +11,13 @@ from typing import Mapping
 
 #: The key of the final-answer criterion, the one every graded rubric ends with.
 FINAL_ANSWER = "ANS"
+#: How "does not apply" is written wherever a criterion's value is text (files, buttons, levels).
+NA = "N/A"
+
+
+def value_text(value: int | None) -> str:
+    """A criterion's value as text: the number, or N/A for None."""
+    return NA if value is None else str(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +34,10 @@ class Criterion:
         if multiple_choice and self.key == FINAL_ANSWER:
             return (0, self.maximum)
         return tuple(range(self.maximum + 1))
+
+    def choices(self, multiple_choice: bool = False) -> tuple[int | None, ...]:
+        """The allowed values and, where the criterion may not apply, N/A (None) last."""
+        return self.allowed_values(multiple_choice) + ((None,) if self.allows_na else ())
 
 
 class ScoreError(ValueError):
@@ -74,7 +85,7 @@ class Rubric:
             raise ScoreError(key, f"{key} must be a whole number, not {value!r}")
         if isinstance(value, str):
             text = value.strip()
-            if text.upper() in {"N/A", "NA"} and criterion.allows_na:
+            if text.upper() in {NA, "NA"} and criterion.allows_na:
                 return None
             try:
                 value = float(text)
@@ -108,6 +119,15 @@ class Rubric:
         possible = sum(c.maximum for c in self.criteria
                        if c.key in scores and scores[c.key] is not None)
         return earned, possible
+
+    def out_of(self, scores: Mapping[str, int | None]) -> int:
+        """The points a response can still reach: the maximum less the criteria marked N/A.
+
+        Unlike :meth:`total`'s possible points it counts criteria not scored yet, so a partly
+        scored response reads as a running total ("4 / 10").
+        """
+        return self.maximum - sum(c.maximum for c in self.criteria
+                                  if c.key in scores and scores[c.key] is None)
 
     def errors(self, scores: Mapping[str, int | None]) -> list[str]:
         """The error categories a set of scores implies: criteria below their maximum."""

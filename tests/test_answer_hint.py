@@ -260,3 +260,94 @@ def test_switching_project_during_a_check_shows_the_new_projects_result(
     assert hint_of(window).line.startswith("Rules: ") and "checking" not in hint_of(window).line
     assert "r-1" not in window.grading.hints.checks  # the old project's result is dropped
     assert len(gated.made) == 1
+
+
+# -- issue 18: a hint that does not mislead ----------------------------------------------------
+
+@pytest.mark.parametrize("check, line", [
+    (Check(Outcome.NOT_CHECKED, "the response's answer gives no direction"),
+     "Rules: not checked — the response's answer gives no direction"),
+    (Check(Outcome.UNPARSEABLE, "response answer: 'x' is a word"),
+     "Rules: could not be read: response answer: 'x' is a word"),
+    (Check(Outcome.NO_ANSWER, "no final answer found in the response"), "Rules: no answer found"),
+    (Check(Outcome.TIMEOUT, "the check took longer than 2 s"), "Rules: timed out"),
+])
+def test_only_a_sure_verdict_carries_a_mark(qtbot, check: Check, line: str) -> None:
+    """Not checked, unreadable, no answer and timed out show neither ✓ nor ✗."""
+    hint = AnswerHint()
+    qtbot.addWidget(hint)
+    hint.show_check(check, "10.0 m/s", was_stored=False)
+    assert hint.line == line and hint.mark == ""
+    assert "✗" not in hint.prefix.text() and "✓" not in hint.prefix.text()
+    assert "Outcome: " + check.outcome.value.replace("_", " ") in hint.toolTip()
+
+
+VECTOR = "130 m, 22.6° north of east"
+
+
+@pytest.fixture
+def vectors(project: Project, tmp_path: Path) -> Project:
+    """A displacement question (a vector answer) and three responses to it."""
+    import_file(project, write_jsonl(tmp_path / "q.jsonl", [
+        question("q-v", answer=VECTOR, answer_type="NV", unit=None,
+                 question="A hiker walks 120 m east and then 50 m north. Find the displacement.")
+    ]), "questions")
+    import_file(project, write_jsonl(tmp_path / "r.jsonl", [
+        response("r-right", "q-v", text="Add the legs.\nFinal Answer: **130 m at 22.6° north of east**"),
+        response("r-twin", "q-v", text="Add the legs.\nFinal Answer: **130 m at 67.4° north of east**"),
+        response("r-bare", "q-v", text="Add the legs.\nFinal Answer: 130 m")]), "responses")
+    return project
+
+
+def test_a_vector_answer_is_hinted_right_and_its_wrong_angle_twin_wrong(qtbot, vectors: Project) -> None:
+    """The correct displacement used to show ✗ "the reference has 2 answers; the response gives
+    1"; its twin with the complementary angle is wrong, and a magnitude alone is not checked."""
+    window = open_window(qtbot, vectors.path)
+    hint = hint_of(window)
+    lines = {}
+    for rid in ("r-right", "r-twin", "r-bare"):
+        show(qtbot, window, rid)
+        qtbot.waitUntil(lambda: "checking" not in hint.line, timeout=WAIT_MS)
+        lines[rid] = hint.line
+    assert lines["r-right"].startswith("Rules: ✓ equivalent — magnitude: 130 m vs 130 m: equal; "
+                                       "direction: 22.6° north of east vs 22.6° north of east")
+    assert lines["r-twin"].startswith("Rules: ✗ not equivalent — magnitude: 130 m vs 130 m: equal; "
+                                      "direction: 67.4° north of east vs 22.6° north of east")
+    assert lines["r-bare"] == ("Rules: not checked — the response's answer gives no direction "
+                               "(magnitude: 130 m vs 130 m: equal)")
+    assert "answers" not in "".join(lines.values())
+
+
+def test_the_hint_waits_for_the_graders_own_ans_score_when_asked(qtbot, graded: Project,
+                                                                monkeypatch) -> None:
+    """With the blind-study preference on, the hint says it is hidden and no check runs until
+    the grader has scored ANS; then the check is shown."""
+    from physgrade_ui import preferences
+
+    made = []
+    monkeypatch.setattr(answer_hint, "Checker", lambda *a, **k: made.append(1) or Checker())
+    preferences.HINT_AFTER_ANSWER.set(True)
+    window = open_window(qtbot, graded.path)
+    page, hint = window.grading, hint_of(window)
+    show(qtbot, window, "r-4")       # wrong: its ✗ must not show before the grader's own score
+    assert hint.isVisible() and hint.line == "Rules: hidden until you score ANS"
+    assert hint.text.property("role") == "muted" and hint.mark == ""
+    keys = [row.criterion.key for row in page.panel.rows]
+    for key in ["1"] * 7:            # every criterion but ANS: still hidden
+        qtbot.keyClick(QApplication.focusWidget(), key)
+    assert page.panel.current_criterion.key == "ANS" and set(page.item.mine) == set(keys[:7])
+    qtbot.wait(300)
+    assert hint.line == "Rules: hidden until you score ANS"
+    assert made == [] and page.hints.worker is None and page.hints.checks == {}
+
+    qtbot.keyClick(QApplication.focusWidget(), "0")   # ANS scored: the check runs and shows
+    assert human_scores(graded.path, "r-4")["ANS"] == 0
+    qtbot.waitUntil(lambda: "checking" not in hint.line and "hidden" not in hint.line,
+                    timeout=WAIT_MS)
+    assert hint.line == "Rules: ✗ not equivalent — 15.2 m/s vs 10.0 m/s: 52% off, more than 2%"
+    assert made == [1]
+
+    preferences.HINT_AFTER_ANSWER.set(False)   # off again: every response shows its hint at once
+    show(qtbot, window, "r-1")
+    assert "hidden" not in hint.line
+    qtbot.waitUntil(lambda: hint.line.startswith("Rules: ✓ equivalent"), timeout=WAIT_MS)

@@ -12,7 +12,7 @@ import pytest
 import sympy
 
 from physgrade.answers import Check, Outcome, Settings
-from physgrade.answers import expr, extract, latex, units
+from physgrade.answers import expr, extract, latex, units, vector
 from physgrade.answers.compare import check, infer_type
 from physgrade.answers.latex import Unparseable
 
@@ -20,6 +20,7 @@ EQ = Outcome.EQUIVALENT
 NE = Outcome.NOT_EQUIVALENT
 NO = Outcome.NO_ANSWER
 UP = Outcome.UNPARSEABLE
+NC = Outcome.NOT_CHECKED
 
 
 def verdict(gold: str, pred: str, outcome: Outcome, *words: str, answer_type: str | None = None,
@@ -762,3 +763,165 @@ def test_celsius_tolerance_is_taken_on_the_celsius_value():
 
 def test_prefixed_ohms():
     verdict("3.3", r"3300 \Omega", EQ, "equal", answer_type="NV", unit=r"\mathrm{k}\Omega")
+
+
+# -- vectors: a magnitude and a direction (issue 18) --------------------------------------------
+
+DISPLACEMENT = "130 m, 22.6° north of east"
+
+
+@pytest.mark.parametrize("gold", [DISPLACEMENT, "130 m at 22.6° north of east",
+                                  r"\boxed{130\ \text{m}}, \boxed{22.6^{\circ} \text{ north of east}}"])
+@pytest.mark.parametrize("pred", [
+    "Reasoning first.\nFinal Answer: **130 m at 22.6° north of east**",
+    "130 m, 22.6° N of E",
+    "130 m at 67.4° east of north",          # the same direction from the other compass point
+    "130 m, N 67.4° E",                      # a surveyor's bearing
+    r"\boxed{130 m}, \boxed{22.6^\circ \text{ north of east}}",
+    r"Final Answer: $130$ m at $22.6^\circ$ north of east",
+    "dx = 120 m and dy = 50 m, so the displacement is 130 m at 22.6° north of east.",
+])
+def test_a_vector_answer_is_one_answer_compared_part_by_part(gold, pred):
+    """The comma in the reference does not make two answers: magnitude and direction are compared
+    as one vector, whichever way either side writes it."""
+    result = verdict(gold, pred, EQ, "magnitude: 130 m vs 130 m: equal", "direction: ")
+    assert "answers" not in result.reason
+
+
+@pytest.mark.parametrize("pred, words", [
+    ("130 m at 67.4° north of east", ["direction: 67.4° north of east vs 22.6° north of east",
+                                      "more than 2%"]),
+    ("130 m at 22.6° east of north", ["(67.4° vs 22.6° north of east)", "more than 2%"]),
+    ("130 m at 22.6° south of east", ["opposite sign"]),
+    ("130 m at 22.6° north of west", ["(157.4° vs 22.6° north of east)"]),
+    ("130 m northeast", ["(45° vs 22.6° north of east)"]),
+    ("140 m at 22.6° north of east", ["magnitude: 140 m vs 130 m: 7.7% off"]),
+    ("140 m", ["magnitude: 140 m vs 130 m"]),
+    ("130 km at 22.6° north of east", ["magnitude:", "more than 2%"]),
+    ("130 s at 22.6° north of east", ["magnitude:", "wrong dimension"]),
+])
+def test_a_wrong_angle_direction_or_magnitude_is_not_equivalent(pred, words):
+    """The wrong-angle twin (67.4° north of east is not 22.6° north of east), another compass
+    direction, or a wrong magnitude is wrong, and the reason says which part."""
+    verdict(DISPLACEMENT, pred, NE, *words)
+
+
+def test_a_close_angle_passes_within_the_tolerance():
+    verdict(DISPLACEMENT, "130 m at 23° N of E", EQ, "1.8% within 2%")
+    verdict(DISPLACEMENT, "130 m at 67° east of north", EQ, "(23° vs 22.6° north of east)")
+
+
+@pytest.mark.parametrize("gold, pred, outcome, words", [
+    ("4.9 m/s² down the slope", "4.9 m/s^2 down the slope", EQ, ["the same direction"]),
+    ("4.9 m/s² down the slope", "4.9 m/s² down the incline", EQ, ["the same direction"]),
+    ("4.9 m/s² down the slope", "4.9 m/s² up the slope", NE, ["the opposite direction"]),
+    ("4.9 m/s² down the slope", "5.9 m/s² down the slope", NE, ["magnitude: 5.9 m/s^2 vs 4.9"]),
+    ("15 N at 30° above the horizontal", "15 N, 30° above horizontal", EQ,
+     ["30° above horizontal vs 30° above the horizontal: equal"]),
+    ("15 N at 30° above the horizontal", "15 N at -30° below the horizontal", EQ, ["equal"]),
+    ("15 N at 30° above the horizontal", "15 N at 30° below the horizontal", NE,
+     ["the opposite direction"]),
+    ("15 N at 30° above the horizontal", "15 N at 35° above the horizontal", NE, ["17% off"]),
+    ("15 m/s vertically downward", "15 m/s down", EQ, ["the same direction"]),
+    ("3 m/s in the +x direction", "3 m/s in the positive x-direction", EQ, ["the same direction"]),
+    ("3 m/s in the +x direction", "3 m/s along the -x axis", NE, ["the opposite direction"]),
+    ("5 m north", "The hiker ends up 5 m to the north.", EQ, ["the same direction"]),
+    ("10 N to the left", "Final Answer: E = 10 N, directed to the left", EQ, ["left vs left"]),
+    ("north", "due north", EQ, ["the same direction"]),
+    ("northeast", "45° north of east", EQ, ["equal"]),
+    ("22.6° north of east", "67.4° east of north", EQ, ["equal"]),
+])
+def test_directions_relative_to_a_line_or_the_compass(gold, pred, outcome, words):
+    verdict(gold, pred, outcome, *words)
+
+
+@pytest.mark.parametrize("pred, why", [
+    ("130 m", "the response's answer gives no direction (magnitude: 130 m vs 130 m: equal)"),
+    ("22.6° north of east", "the response's answer gives no magnitude"),
+    (r"\boxed{130 m} at \boxed{22.6°} north of east", "an angle alone (22.6°)"),
+    ("130 m at 22.6° above the horizontal", "a compass direction against one that is not"),
+])
+def test_a_vector_the_rules_cannot_compare_is_not_checked(pred, why):
+    """A matching magnitude with a direction left out or worded another way is neither ✓ nor ✗."""
+    verdict(DISPLACEMENT, pred, NC, why)
+
+
+def test_directions_worded_outside_the_vocabulary_are_not_checked():
+    verdict("15 N at 30° above the horizontal", "15 N at 60° from the vertical", NC,
+            "directions worded differently")
+    verdict("5 m/s toward the old oak", r"\boxed{5 m/s toward the barn}", NC, "worded differently")
+    verdict("5 m/s toward the old oak", r"\boxed{5 m/s towards the old oak}", EQ,
+            "the same direction")
+
+
+def test_a_number_answered_with_a_direction():
+    """A speed answered with a velocity is compared by its magnitude; a signed reference is not
+    compared with a magnitude and a direction (the sign may be the direction)."""
+    verdict("15 m/s", "15 m/s downward", EQ, "the response adds the direction 'downward'")
+    verdict("15 m/s", "12 m/s downward", NE, "20% off")
+    verdict("-15 m/s", "15 m/s downward", NC, "the reference is a signed number")
+
+
+def test_vector_reading():
+    found = vector.read("130 m at 67.4° east of north")
+    assert found is not None and found.magnitude == "130 m"
+    assert found.direction.bearing == pytest.approx(67.4)
+    assert vector.angle_in((90, 0), found.direction.bearing) == pytest.approx(22.6)
+    assert vector.read("0.39 rad north of east").direction.angle == pytest.approx(22.35, abs=0.01)
+    for not_a_vector in ["15 m/s", "25 °C", "7 bright maxima", "2 rad/s", r"\frac{m v^2}{2}"]:
+        assert vector.read(not_a_vector) is None, not_a_vector
+    assert vector.joined(["130 m", "22.6° north of east", "5 s"]) == [
+        "130 m, 22.6° north of east", "5 s"]
+    assert vector.joined(["0.88", "0.31"]) == ["0.88", "0.31"]
+
+
+# -- Markdown around the answer (issue 18) -------------------------------------------------------
+
+@pytest.mark.parametrize("pred", ["**10 m/s**", "*10 m/s*", "__10 m/s__", "_10 m/s_", "`10 m/s`",
+                                  "> 10 m/s", "> **10 m/s**", "- 10 m/s", "* `10 m/s`", "1. 10 m/s",
+                                  "***10 m/s***", "Work.\nFinal Answer:\n> - **10 m/s**",
+                                  "Work.\n**Final Answer:** `10 m/s`"])
+def test_markdown_around_the_answer_is_ignored(pred):
+    result = verdict("10 m/s", pred, EQ, "10 m/s vs 10 m/s: equal")
+    assert result.answer == "10 m/s"
+
+
+@pytest.mark.parametrize("text", ["x**2", "m*v*2", "v_0 t_1", "a^*b^*", "-5 m/s", "2 * x * 3"])
+def test_markdown_removal_leaves_maths_alone(text):
+    assert extract.without_markdown(text) == text
+
+
+def test_a_unit_with_a_superscript_stays_whole():
+    """"9.8 m/s²" in prose or after a formula is m/s², not m/s (which was a wrong dimension)."""
+    verdict("9.8 m/s^2", "The acceleration is 9.8 m/s².", EQ, "equal")
+    verdict("9.8 m/s^2", "the acceleration is $g = 9.8$ m/s²", EQ, "equal")
+
+
+# -- not checked: when the rules cannot tell (issue 18) ----------------------------------------
+
+def test_a_part_count_from_a_guess_is_not_checked():
+    """Two reference parts against the last number of a sentence holding others: that count says
+    nothing (it was ✗ "the reference has 2 answers; the response gives 1")."""
+    result = verdict("0.88, 0.31", "Final Answer: the speed is 0.88 after 3 s", NC,
+                     "the reference has 2 answers; the response gives 1, but the answer was "
+                     "picked out of running text that holds other numbers too")
+    assert result.answer == "3 s"
+    # The response set the one number apart: then one answer for two is wrong.
+    verdict("0.88, 0.31", "Final Answer: the speed is 0.88", NE,
+            "the reference has 2 answers; the response gives 1")
+
+
+def test_a_part_count_with_an_unreadable_part_is_not_checked():
+    verdict(r"\boxed{0.88, 0.31}", r"\boxed{0.88 \unknown{x} 0.31}", NC,
+            "the reference has 2 answers; the response gives 1, but the response's", "cannot be read",
+            answer_type="NV,NV")
+
+
+def test_the_last_of_several_quantities_is_not_a_sure_mismatch():
+    """A worked solution without a final answer marked: its last quantity is a guess, so a
+    mismatch is not checked; a match still counts, and one quantity alone is no guess."""
+    text = "We find a = 2 m/s^2 and t = 5 s, hence the speed is {}"
+    verdict("10 m/s", text.format("12 m/s"), NC, "picked out of running text")
+    verdict("10 m/s", text.format("10 m/s"), EQ, "10 m/s vs 10 m/s")
+    verdict("10 m/s", "The speed is 12 m/s.", NE, "20% off")
+    verdict(DISPLACEMENT, "Final Answer: 130 m bearing 067.4°", NC, "picked out of running text")

@@ -11,11 +11,13 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from PySide6.QtCore import Qt  # noqa: E402
+from PySide6.QtCore import QPoint, QRect, QSize, Qt  # noqa: E402
 from PySide6.QtWidgets import (QAbstractButton, QApplication, QComboBox,  # noqa: E402
-                               QDialogButtonBox, QLabel, QLineEdit, QWidget)
+                               QDialogButtonBox, QLabel, QLineEdit, QPushButton, QWidget)
 
 from conftest import page_dom, press, shot  # noqa: E402
+from physgrade.demo import DEMO_FILES, demo_data_dir  # noqa: E402
+from physgrade.importer import import_file  # noqa: E402
 from physgrade.project import Project  # noqa: E402
 from physgrade.validation import sampling, session  # noqa: E402
 from physgrade.validation.reviews import set_review_agreement, set_review_verdict  # noqa: E402
@@ -117,9 +119,21 @@ def page_texts(page: QWidget) -> list[str]:
     return texts
 
 
-def test_the_empty_state_says_what_to_do(window: MainWindow, qtbot) -> None:
+def judged_only(folder: Path) -> Path:
+    """The demo's questions, responses and verdicts, without its reviews: nothing to audit yet."""
+    path = folder / "judged.physgrade"
+    with Project.create(path) as project:
+        for kind, name in DEMO_FILES:
+            if kind in ("questions", "responses", "verdicts"):
+                import_file(project, demo_data_dir() / name, kind)
+    return path
+
+
+def test_the_empty_state_says_what_to_do(window: MainWindow, tmp_path: Path, qtbot) -> None:
+    window.open_project(judged_only(tmp_path))
     page = show_audit(window, qtbot)
     assert page.body.currentWidget() is page.empty
+    assert page.empty_title.text() == "No audit sample yet"
     assert "drawing a sample" in page.empty_text.text()
     shot(window, "audit-empty.png")
     assert page.empty_new.isEnabled()
@@ -148,7 +162,7 @@ def test_drawing_from_the_dialog_selects_the_sample_and_refusals_stay_in_it(
     draw(qtbot, dialog)
     assert dialog.isVisible() and "needs a name" in dialog.error.text()
     with Project.open(demo) as project:
-        assert sampling.samples(project) == []  # nothing stored by a refusal
+        assert [s.name for s in sampling.samples(project)] == ["imported"]  # nothing stored
 
     before = dialog.seed.value()
     for _ in range(3):
@@ -166,7 +180,7 @@ def test_drawing_from_the_dialog_selects_the_sample_and_refusals_stay_in_it(
     qtbot.waitUntil(lambda: page.dialog is None, timeout=5_000)
 
     with Project.open(demo) as project:
-        (stored,) = sampling.samples(project)
+        (_, stored) = sampling.samples(project)
     assert (stored.name, stored.seed, stored.per_stratum) == ("Pilot", 11, 1)
     assert stored.strata == ("topic", "bloom") and stored.judges == tuple(JUDGES)
     assert page.body.currentWidget() is page.content
@@ -184,7 +198,7 @@ def test_drawing_from_the_dialog_selects_the_sample_and_refusals_stay_in_it(
     dialog.reject()
     qtbot.waitUntil(lambda: page.dialog is None, timeout=5_000)
     with Project.open(demo) as project:
-        assert [s.name for s in sampling.samples(project)] == ["Pilot"]
+        assert [s.name for s in sampling.samples(project)] == ["imported", "Pilot"]
 
 
 def test_a_keyboard_only_session_is_stored_and_shown_again(
@@ -204,7 +218,8 @@ def test_a_keyboard_only_session_is_stored_and_shown_again(
         keys = list(page.view.scores)
         given = {}
         for i, key in enumerate(keys):
-            digit = pattern[(i + number) % 3]
+            # A verdict is correct only with every criterion agreed to in full.
+            digit = "2" if verdict_key == "C" else pattern[(i + number) % 3]
             press(qtbot, window, digit)
             given[key] = int(digit)
             # the row moves on, up to the last one
@@ -338,3 +353,120 @@ def test_a_review_saved_elsewhere_keeps_the_verdict_on_show(window: MainWindow, 
     assert page.progress_text.text() == f"{done + 1} of {total} verdicts reviewed"
     assert page.items[page.index] == shown and page.panel.current == current
     assert page.sample.currentText() == "Pilot"
+
+
+# -- the panel in sight at common screen sizes --------------------------------------------------
+
+def first_of_rubric(page: AuditPage, rubric: str) -> int:
+    """The index of the first verdict on show with ``rubric``'s criteria."""
+    return next(i for i, item in enumerate(page.items) if session.verdict_view(
+        page.project, item, REVIEWER).rubric.key == rubric)
+
+
+@pytest.mark.parametrize("size", [(1280, 800), (1600, 1000)])
+def test_every_control_of_the_panel_is_in_sight(window: MainWindow, qtbot,
+                                                size: tuple[int, int]) -> None:
+    """The panel scrolls only up and down: shown first at the window's own size and then
+    resized (as when maximised), every button of it lies inside the panel's visible area and
+    the window, for both rubrics' criteria."""
+    page = show_audit(window, qtbot)  # on the demo's imported sample
+    width, height = size
+    window.resize(width, height)
+    qtbot.wait(300)
+    stack = window.pages
+    widest = max((stack.widget(i) for i in range(stack.count())),
+                 key=lambda shown: shown.minimumSizeHint().width())
+    assert window.size() == QSize(width, height), (
+        f"the window cannot be {width} px wide: its {getattr(widest, 'page_title', '?')} page "
+        f"needs {widest.minimumSizeHint().width()} px")
+    viewport = page.scroller.viewport()
+    for rubric in ("prefs", "conceptual"):
+        page.show_index(first_of_rubric(page, rubric))
+        qtbot.wait(100)
+        buttons = [button for button in page.panel.findChildren(QPushButton)
+                   if button.isVisibleTo(page.panel)]
+        assert len(buttons) == 3 * len(page.view.scores) + len(audit.VERDICTS)
+        assert page.scroller.horizontalScrollBar().maximum() == 0  # nothing hidden sideways
+        for button in buttons:
+            page.scroller.ensureWidgetVisible(button, 0, 0)
+            in_viewport = QRect(button.mapTo(viewport, QPoint(0, 0)), button.size())
+            assert viewport.rect().contains(in_viewport), (rubric, button.text(), in_viewport)
+            in_window = QRect(button.mapTo(window, QPoint(0, 0)), button.size())
+            assert window.rect().contains(in_window), (rubric, button.text(), in_window)
+        shot(window, f"audit-{rubric}-{width}x{height}.png")
+
+
+# -- a verdict labelled correct agrees with every criterion ------------------------------------
+
+def test_correct_with_a_partial_agreement_is_refused(window: MainWindow, drawn: AuditPage,
+                                                     demo: Path, qtbot) -> None:
+    page = drawn
+    page.show_index(next(i for i, item in enumerate(page.items) if not session.verdict_view(
+        window.project, item, REVIEWER).agreements))
+    item = page.items[page.index]
+    pair = (item.response_id, item.judge_id)
+    keys = list(page.view.scores)
+    press(qtbot, window, "2", "1", *["2"] * (len(keys) - 2), "C")
+    assert window.statusBar().currentMessage() == (
+        f"A verdict of correct needs every criterion to agree fully; {keys[1]} is marked "
+        "1 (partial)")
+    assert not window.ops.boxes  # a refusal in the status bar, not an error
+    assert shown_label(page) is None and page.view.verdict is None
+    correct = next(b for b in page.panel.verdict_buttons.buttons()
+                   if b.property("verdict") == "correct")
+    qtbot.mouseClick(correct, Qt.MouseButton.LeftButton)  # a click is refused alike
+    assert not correct.isChecked() and "is marked 1 (partial)" in \
+        window.statusBar().currentMessage()
+    criteria, labels = reviews(demo)
+    assert criteria[pair][keys[1]] == 1 and labels.get(pair) is None  # nothing changed
+
+    # Agreed in full, the verdict is correct; a partial agreement then clears that label.
+    press(qtbot, window, *[Qt.Key.Key_Up] * (len(keys) - 2), "2", "C")
+    assert shown_label(page) == "correct" and page.view.done
+    assert reviews(demo)[1][pair] == "correct"
+    press(qtbot, window, Qt.Key.Key_Up, Qt.Key.Key_Up, "0")
+    assert shown_label(page) is None and not page.view.done
+    assert "the label correct no longer holds and was cleared" in \
+        window.statusBar().currentMessage()
+    criteria, labels = reviews(demo)
+    assert criteria[pair][keys[0]] == 0 and labels[pair] is None
+    press(qtbot, window, "S")
+    assert reviews(demo)[1][pair] == "strict" and page.view.done
+
+
+# -- imported reviews ---------------------------------------------------------------------------
+
+def test_the_imported_reviews_are_a_sample_to_go_on_with(window: MainWindow, demo: Path,
+                                                         qtbot) -> None:
+    page = show_audit(window, qtbot)
+    assert [page.sample.itemText(i) for i in range(page.sample.count())] == ["imported"]
+    assert page.body.currentWidget() is page.content
+    assert page.details.text().startswith("16 responses with imported reviews of 2 judges")
+    assert page.progress_text.text() == "32 of 32 verdicts reviewed"  # expert-1's 32 of 64
+    criteria, labels = reviews(demo)
+    assert len(page.items) == len(labels) == 32
+    for index, item in enumerate(page.items):
+        page.show_index(index)
+        assert shown_agreements(page) == criteria[(item.response_id, item.judge_id)]
+        assert shown_label(page) == labels[(item.response_id, item.judge_id)]
+    # Changed like any sample's review.
+    item = page.items[page.index]
+    label = "lenient" if page.view.verdict != "lenient" else "strict"
+    press(qtbot, window, label[0].upper())
+    assert reviews(demo)[1][(item.response_id, item.judge_id)] == label
+    assert shown_label(page) == label
+
+
+def test_a_project_imported_before_gets_its_imported_sample(demo: Path, request,
+                                                            qtbot) -> None:
+    with Project.open(demo) as project:  # as imports left a project before they made the sample
+        expected = sampling.items(project, sampling.samples(project)[0].id)
+        project.conn.execute("DELETE FROM review_sample_items")
+        project.conn.execute("DELETE FROM review_samples")
+    window = request.getfixturevalue("window")
+    page = show_audit(window, qtbot)
+    qtbot.waitUntil(lambda: page.sample.currentText() == "imported", timeout=5_000)
+    assert page.progress_text.text() == "32 of 32 verdicts reviewed"
+    with Project.open(demo) as project:
+        [imported] = sampling.samples(project)
+        assert imported.imported and sampling.items(project, imported.id) == expected

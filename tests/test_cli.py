@@ -181,3 +181,42 @@ def test_without_a_display_gui_says_so_before_loading_the_app(monkeypatch, capsy
     monkeypatch.setattr(importlib.metadata, "entry_points", lambda **selection: 1 / 0)
     assert main(["gui"]) == 1
     assert "no display to open the app on (DISPLAY is not set)" in capsys.readouterr().err
+
+
+def test_rubric_prints_the_levels_and_set_rewords_them_through_the_same_json(tmp_path):
+    db = tmp_path / "study.physgrade"
+    physgrade("init", db)
+    text = physgrade("rubric", db).stdout
+    assert "P-REFS rubric (10 points)" in text and "EXE  Execution (0-1 or N/A)" in text
+    exported = json.loads(physgrade("rubric", db, "--json").stdout)
+    cor = exported["rubrics"][0]["criteria"][5]
+    assert [r["key"] for r in exported["rubrics"]] == ["prefs", "conceptual"]
+    assert (cor["key"], cor["maximum"], list(cor["levels"])) == ("COR", 2, ["0", "1", "2"])
+    assert list(exported["rubrics"][1]["criteria"][2]["levels"]) == ["0", "1", "N/A"]
+
+    cor["levels"]["1"] = "One slip in a unit or a value; the method stands."
+    edited = tmp_path / "levels.json"
+    edited.write_text(json.dumps(exported, indent=2), encoding="utf-8")
+    out = physgrade("rubric", db, "--set", edited).stdout
+    assert out.splitlines() == ["P-REFS COR 1: One slip in a unit or a value; the method stands.",
+                                "1 description changed"]
+    assert json.loads(physgrade("rubric", db, "--json").stdout) == exported
+    assert "nothing changed" in physgrade("rubric", db, "--set", edited).stdout
+
+
+def test_rubric_set_refuses_a_file_that_changes_a_range_and_changes_nothing(tmp_path):
+    db = tmp_path / "study.physgrade"
+    physgrade("init", db)
+    before = physgrade("rubric", db, "--json").stdout
+    exported = json.loads(before)
+    exported["rubrics"][0]["criteria"][0]["levels"]["1"] = "A new wording that must not stay."
+    exported["rubrics"][0]["criteria"][7]["levels"]["3"] = "More than right."
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(exported), encoding="utf-8")
+    failure = physgrade("rubric", db, "--set", bad, check=False)
+    assert failure.returncode == 1
+    assert failure.stderr.strip().splitlines() == [
+        f"physgrade: import refused, nothing changed: {bad}, field "
+        "'rubrics[0].criteria[7].levels[\"3\"]': P-REFS ANS has no level 3; its levels are 0, "
+        "1, 2"]
+    assert physgrade("rubric", db, "--json").stdout == before

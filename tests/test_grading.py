@@ -169,3 +169,27 @@ def test_a_judge_named_like_a_person_is_not_that_person(loaded):
     clear_score(loaded, "ana", "r-1", "CAL")
     assert loaded.conn.execute("SELECT value FROM scores WHERE rater_id = ? AND criterion = 'CAL'",
                                (judge,)).fetchone() == (1,)
+
+
+def test_the_comparison_carries_every_raters_reasons(loaded):
+    from physgrade.judge.client import Outcome
+    from physgrade.judge.tools import Verdict
+    from physgrade.judge.verdicts import store
+
+    scored = {**PREFS_FULL, "CAL": 0}
+    store(loaded, "arbiter", "v1", "r-1", Outcome(Verdict(
+        scored, {"ANS": "right value and unit", "CAL": "5.0 × 2.0 is slipped to 12"},
+        "Sound method, one slip."), raw="{}"))
+    grade(loaded, "ben", "r-1", PREFS_FULL)
+    set_note(loaded, "ben", "r-1", "COR", "units carried throughout")
+    grade(loaded, "ana", "r-1", PREFS_FULL)
+    set_note(loaded, "ana", "r-1", "INT", "my own note")
+    item = grading_item(loaded, "r-1", "ana")
+    verdicts = {v.rater: v for v in compare(loaded, item, "ana")}
+    assert set(verdicts) == {"arbiter", "ben"} and item.mine["INT"].note == "my own note"
+    judge = verdicts["arbiter"]
+    assert judge.notes == {"CAL": "5.0 × 2.0 is slipped to 12", "ANS": "right value and unit"}
+    assert list(judge.notes) == ["CAL", "ANS"]  # in rubric order, whatever order they came in
+    assert judge.comment == "Sound method, one slip." and judge.prompt_version == "v1"
+    assert verdicts["ben"].notes == {"COR": "units carried throughout"}
+    assert verdicts["ben"].comment is None

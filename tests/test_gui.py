@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -12,14 +14,16 @@ import pytest
 pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import Qt  # noqa: E402
-from PySide6.QtWidgets import QApplication, QMessageBox, QPushButton  # noqa: E402
+from PySide6.QtTest import QTest  # noqa: E402
+from PySide6.QtWebEngineWidgets import QWebEngineView  # noqa: E402
+from PySide6.QtWidgets import QApplication, QMessageBox, QPushButton, QWidget  # noqa: E402
 
 from conftest import page_dom, page_text, question, shot, wait_for, write_jsonl  # noqa: E402
 from physgrade.project import Project  # noqa: E402
 from physgrade.queries import project_info  # noqa: E402
 from physgrade.tasks import Task  # noqa: E402
 from physgrade_ui import transfer  # noqa: E402
-from physgrade_ui.main_window import MainWindow  # noqa: E402
+from physgrade_ui.main_window import GRADE, QUESTIONS, MainWindow  # noqa: E402
 from physgrade_ui.progress import SHOW_AFTER_MS, ProgressDialog  # noqa: E402
 from physgrade_ui.reading_view import blocked_requests  # noqa: E402
 from physgrade_ui.workers import Worker  # noqa: E402
@@ -233,3 +237,151 @@ def test_signals_from_a_worker_keep_python_intact(qtbot):
         worker.start()
     qtbot.waitUntil(lambda: len(received) == 3000)
     assert abs(sys.getrefcount(True) - before) < 50
+
+
+def test_only_the_page_on_show_is_built_at_start(window: MainWindow, qtbot) -> None:
+    """Start-up builds the Grade page alone: the other pages (and their web views) wait in the
+    stack as empty stand-ins until first shown."""
+    pages = window.pages
+    assert [type(pages.widget(i)) for i in range(pages.count()) if i != GRADE] == \
+        [QWidget] * (pages.count() - 1)
+    assert {view.window() for view in window.findChildren(QWebEngineView)} == {window}
+    assert all(view.parent() is not None for view in window.findChildren(QWebEngineView))
+    views = len(window.findChildren(QWebEngineView))
+
+    window.questions_action.trigger()
+    qtbot.waitUntil(lambda: pages.currentWidget() is window.questions, timeout=WAIT_MS)
+    assert type(pages.widget(QUESTIONS)).__name__ == "QuestionsPage"
+    assert window.navigation.currentRow() == QUESTIONS
+    assert window.questions.model.rowCount() == 42  # opened on the project when first shown
+    assert len(window.findChildren(QWebEngineView)) == views + 1
+
+
+def test_a_status_message_goes_when_the_page_changes(window: MainWindow, qtbot) -> None:
+    window.ops.say("Queue hidden: Q shows it again.", 0)  # as the Grade page says it
+    assert window.statusBar().currentMessage().startswith("Queue hidden")
+    window.overview_action.trigger()
+    qtbot.waitUntil(lambda: window.pages.currentIndex() == 0, timeout=WAIT_MS)
+    assert window.statusBar().currentMessage() == ""
+    window.ops.say("Exported 3 records", 0)  # said on the page on show: it stays
+    qtbot.wait(50)
+    assert window.statusBar().currentMessage() == "Exported 3 records"
+
+
+def stored_scores(path: Path) -> int:
+    with Project.open(path) as project:
+        return project.conn.execute("SELECT count(*) FROM scores").fetchone()[0]
+
+
+def open_file_menu(window: MainWindow, how: str) -> None:
+    bar = window.menuBar()
+    if how == "Alt+F":
+        QTest.keyClick(window.windowHandle(), Qt.Key.Key_F, Qt.KeyboardModifier.AltModifier)
+    else:
+        QTest.mouseClick(bar, Qt.MouseButton.LeftButton,
+                         pos=bar.actionGeometry(bar.actions()[0]).center())
+
+
+@pytest.mark.parametrize("how", ["Alt+F", "a click"])
+def test_the_key_after_esc_closes_a_menu_reaches_the_page(window: MainWindow, demo: Path,
+                                                         qtbot, how: str) -> None:
+    """Esc on a menu used to leave the keyboard in the menu bar, which swallowed the next key:
+    the grader's score was lost. Keys go to the window as the window system sends them."""
+    from physgrade.queries import graded_sql
+
+    with Project.open(demo) as project:
+        ungraded = project.conn.execute(
+            f"SELECT id FROM responses WHERE id NOT IN ({graded_sql()}) ORDER BY id"
+        ).fetchone()[0]
+    page = window.grading
+    window.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=WAIT_MS)
+    assert page.select(ungraded)
+    page.panel.set_current(0)
+    qtbot.waitUntil(page.panel.hasFocus, timeout=WAIT_MS)
+    before = stored_scores(demo)
+
+    open_file_menu(window, how)
+    qtbot.waitUntil(lambda: QApplication.activePopupWidget() is not None, timeout=WAIT_MS)
+    QTest.keyClick(window.windowHandle(), Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: QApplication.activePopupWidget() is None, timeout=WAIT_MS)
+    qtbot.wait(50)  # the moment a person takes between two keys
+    QTest.keyClick(window.windowHandle(), Qt.Key.Key_1)
+    assert stored_scores(demo) == before + 1
+    assert page.panel.hasFocus() and window.menuBar().activeAction() is None
+
+
+def test_a_menu_entry_that_moves_the_keyboard_keeps_it_there(window: MainWindow,
+                                                             qtbot) -> None:
+    """Giving the keyboard back after a menu closes must not undo what the entry chose: View >
+    Search puts it in the search field."""
+    window.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=WAIT_MS)
+    QTest.keyClick(window.windowHandle(), Qt.Key.Key_V, Qt.KeyboardModifier.AltModifier)
+    qtbot.waitUntil(lambda: QApplication.activePopupWidget() is not None, timeout=WAIT_MS)
+    QTest.keyClick(window.windowHandle(), Qt.Key.Key_S)  # &Search
+    qtbot.waitUntil(lambda: QApplication.activePopupWidget() is None, timeout=WAIT_MS)
+    qtbot.wait(50)  # past the zero timers of the menu closing
+    assert QApplication.focusWidget() is window.grading.queue.search
+
+
+def test_the_grade_pages_entries_are_in_the_menus(window: MainWindow) -> None:
+    menus = {menu.title(): menu for menu in (a.menu() for a in window.menuBar().actions())}
+    assert set(window.grading.view_actions) <= set(menus["&View"].actions())
+    assert set(window.grading.menu_actions) <= set(menus["&Grading"].actions())
+    assert window.grading.zoom_in_action in menus["&View"].actions()
+
+
+#: What QtWebEngine and Chromium printed on every start and exit (issue 18).
+NOISE = ("Sandboxing disabled by user", "vulkan", "Vulkan", "Unable to detect GPU vendor",
+         "Failed to connect to the bus", "GPUInfo not initialized",
+         "Release of profile requested")
+
+START_AND_QUIT = """
+import sys
+from pathlib import Path
+
+
+def main() -> int:
+    import physgrade_ui.app
+    from PySide6.QtCore import QCoreApplication, QSettings, QTimer
+    from PySide6.QtWidgets import QApplication
+    from physgrade_ui import grader
+
+    app = QApplication(sys.argv)
+    QCoreApplication.setOrganizationName("physgrade")
+    QCoreApplication.setApplicationName("physgrade")
+    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, sys.argv[2])
+    grader.remember("expert-1")
+
+    def started() -> None:
+        window = next(w for w in app.topLevelWidgets() if hasattr(w, "grading"))
+        window.grading.shown.connect(lambda _: print("shown", flush=True))
+        window.grading.shown.connect(lambda _: QTimer.singleShot(1500, window.close))
+
+    QTimer.singleShot(0, started)
+    QTimer.singleShot(30_000, app.closeAllWindows)  # a failure, not a hang
+    return physgrade_ui.app.run(Path(sys.argv[1]))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+"""
+
+
+def test_starting_and_quitting_the_app_prints_nothing(demo: Path, tmp_path: Path) -> None:
+    """The terminal the app starts from stays clean: no sandbox notice, no GPU probing, no
+    Chromium log, and no warning about pages outliving their profile at exit."""
+    script = tmp_path / "start_and_quit.py"
+    script.write_text(START_AND_QUIT, encoding="utf-8")
+    # As a user starts it: with none of the settings this test process has made for QtWebEngine.
+    env = {name: value for name, value in os.environ.items()
+           if not name.startswith("QTWEBENGINE_")}
+    done = subprocess.run([sys.executable, str(script), str(demo), str(tmp_path / "settings")],
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["shown"]  # the first response was on screen
+    assert not [line for line in done.stderr.splitlines()
+                if any(noise in line for noise in NOISE)], done.stderr
+

@@ -207,7 +207,7 @@ def test_progress_counts_verdicts_labelled_with_every_criterion(audit):
         set_review_agreement(audit, "expert-1", first.judge_id, first.response_id, criterion, 2)
     set_review_verdict(audit, "expert-1", first.judge_id, first.response_id, "correct")
     assert session.progress(audit, drawn.id, "expert-1") == (0, 4)  # ANS is missing
-    set_review_agreement(audit, "expert-1", first.judge_id, first.response_id, "ANS", 1)
+    set_review_agreement(audit, "expert-1", first.judge_id, first.response_id, "ANS", 2)
     assert session.progress(audit, drawn.id, "expert-1") == (1, 4)
     assert session.next_open(items, audit, "expert-1") == 1
     assert session.progress(audit, drawn.id, "expert-2") == (0, 4)
@@ -319,9 +319,15 @@ def test_a_schema_4_project_is_upgraded_keeping_its_reviews(tmp_path):
         import_file(project, write_jsonl(tmp_path / "r.jsonl", [response()]), "responses")
         import_file(project, write_jsonl(tmp_path / "v.jsonl", [
             {"response_id": "r-1", "judge": "j1", "scores": PREFS_FULL}]), "verdicts")
-        import_file(project, write_jsonl(tmp_path / "jr.jsonl", [
-            {"response_id": "r-1", "judge": "j1", "reviewer": "expert-1",
-             "criteria": {"ANS": 2}, "verdict": "correct"}]), "judge_reviews")
+        # The review as physgrade left it then (its importer now also fills a sample).
+        expert = rater_id(project, "expert-1", "human")
+        judge = rater_id(project, "j1", "llm")
+        project.conn.execute("INSERT INTO judge_reviews (reviewer_id, judge_id, response_id, "
+                             "verdict, updated_at) VALUES (?, ?, 'r-1', 'correct', 'then')",
+                             (expert, judge))
+        project.conn.execute("INSERT INTO judge_review_criteria (reviewer_id, judge_id, "
+                             "response_id, criterion, agreement, updated_at) VALUES "
+                             "(?, ?, 'r-1', 'ANS', 2, 'then')", (expert, judge))
         tables = {r[0] for r in project.conn.execute("SELECT name FROM sqlite_master")}
         assert "review_samples" not in tables
     with Project.open(path) as project:
@@ -330,6 +336,13 @@ def test_a_schema_4_project_is_upgraded_keeping_its_reviews(tmp_path):
         assert {"review_samples", "review_sample_items", "judge_aliases"} <= tables
         assert project.conn.execute("SELECT verdict FROM judge_reviews").fetchall() == [
             ("correct",)]
+        # Its imported review is in no sample yet: the "imported" sample takes it once.
+        assert sampling.loose_reviews(project)
+        assert sampling.take_imported(project) == Changes.of(Kind.SAMPLES, responses=["r-1"])
+        [imported] = sampling.samples(project)
+        assert imported.imported and sampling.items(project, imported.id) == ["r-1"]
+        assert session.progress(project, imported.id, "expert-1") == (0, 1)  # COR etc. to do
+        assert not sampling.loose_reviews(project) and not sampling.take_imported(project)
         drawn = sampling.draw(project, "s", ["j1"], 1, seed=0)
         assert sampling.items(project, drawn.id) == ["r-1"]
         assert session.progress(project, drawn.id, "expert-1") == (0, 1)
@@ -353,7 +366,7 @@ def test_review_sample_command(demo):
                        "--name", "pilot")
     assert result.returncode == 0, result.stderr
     with Project.open(demo) as project:
-        [drawn] = sampling.samples(project)
+        [drawn] = [s for s in sampling.samples(project) if not s.imported]
         aliases = blind.stored(project.conn, drawn.judge_ids).values()
     assert drawn.name == "pilot" and drawn.seed == 11 and drawn.strata == ("topic", "model")
     assert (f"{drawn.n_items} responses in {len(drawn.strata_counts)} strata, the same for "
@@ -363,7 +376,7 @@ def test_review_sample_command(demo):
 
     again = physgrade("review-sample", demo, "--judge", LARGE, "--per-stratum", 1)
     assert again.returncode == 0, again.stderr
-    assert "'sample 2'" in again.stdout
+    assert "'sample 3'" in again.stdout  # after the demo's "imported" sample and pilot
     refused = physgrade("review-sample", demo, "--judge", LARGE, "--per-stratum", 2,
                         "--name", "pilot")
     assert refused.returncode == 1 and "already a sample named 'pilot'" in refused.stderr
@@ -384,7 +397,8 @@ def test_a_sample_nobody_could_review_is_refused(demo: Path) -> None:
                              (rater[0], response[0]))
         with pytest.raises(ValueError, match="no response has a complete verdict from every"):
             sampling.draw(project, "none", ["idle-judge"], 2, 1)
-        assert project.conn.execute("SELECT count(*) FROM review_samples").fetchone()[0] == 0
+        assert not project.conn.execute("SELECT 1 FROM review_samples WHERE name = 'none'"
+                                        ).fetchone()
 
 
 def test_review_writes_say_what_they_changed(audit):
@@ -418,7 +432,7 @@ def test_imported_reviews_take_the_same_vocabulary(audit, tmp_path):
     record = {"response_id": rid, "judge": "j1", "reviewer": "expert-1", "verdict": "+1",
               "criteria": {"COR": 2}}
     result = import_file(audit, write_jsonl(tmp_path / "ok.jsonl", [record]), "judge_reviews")
-    assert result.changes == Changes.of(Kind.REVIEWS, Kind.RATERS)
+    assert result.changes == Changes.of(Kind.REVIEWS, Kind.RATERS, Kind.SAMPLES)
     assert audit.conn.execute("SELECT verdict FROM judge_reviews").fetchall() == [("strict",)]
     with pytest.raises(ImportErrors, match="'maybe' is not correct, lenient or strict"):
         import_file(audit, write_jsonl(tmp_path / "bad.jsonl", [{**record, "verdict": "maybe"}]),
@@ -426,3 +440,126 @@ def test_imported_reviews_take_the_same_vocabulary(audit, tmp_path):
     with pytest.raises(ImportErrors, match=r"'3' is not 2 \(full\), 1 \(partial\) or 0 \(disagree\)"):
         import_file(audit, write_jsonl(tmp_path / "bad2.jsonl", [{**record, "criteria": {
             "COR": "3"}}]), "judge_reviews")
+
+
+# -- a verdict labelled correct agrees with every criterion ------------------------------------
+
+def stored_review(project: Project, judge: int, rid: str) -> tuple[dict[str, int], str | None]:
+    """expert-1's agreements and label on a verdict, read through a fresh connection."""
+    with Project.open(project.path) as other:
+        criteria = dict(other.conn.execute(
+            "SELECT criterion, agreement FROM judge_review_criteria WHERE judge_id = ? AND "
+            "response_id = ?", (judge, rid)))
+        label = other.conn.execute("SELECT verdict FROM judge_reviews WHERE judge_id = ? AND "
+                                   "response_id = ?", (judge, rid)).fetchone()
+    return criteria, label[0] if label else None
+
+
+def test_correct_is_refused_while_a_criterion_only_partly_agrees(audit):
+    judge = rater_id(audit, "j1", "llm", "v1")
+    rid = "r-Optics-Apply-1-quark-lm-3"
+    set_review_agreement(audit, "expert-1", judge, rid, "INT", reviews.FULL)
+    set_review_agreement(audit, "expert-1", judge, rid, "ANS", reviews.DISAGREE)
+    set_review_agreement(audit, "expert-1", judge, rid, "CAL", reviews.PARTIAL)
+    with pytest.raises(ScoreError, match=r"A verdict of correct needs every criterion to agree "
+                                         r"fully; CAL is marked 1 \(partial\), ANS is marked 0 "
+                                         r"\(disagree\)$") as refused:
+        set_review_verdict(audit, "expert-1", judge, rid, reviews.CORRECT)
+    assert refused.value.field == "verdict"
+    assert stored_review(audit, judge, rid) == ({"INT": 2, "ANS": 0, "CAL": 1}, None)
+    assert not audit.conn.in_transaction
+    # The other labels do not claim full agreement; correct is taken once every criterion agrees.
+    set_review_verdict(audit, "expert-1", judge, rid, reviews.LENIENT)
+    with pytest.raises(ScoreError, match="CAL is marked 1"):
+        set_review_verdict(audit, "expert-1", judge, rid, reviews.CORRECT)
+    assert stored_review(audit, judge, rid)[1] == reviews.LENIENT
+    set_review_agreement(audit, "expert-1", judge, rid, "ANS", reviews.FULL)
+    set_review_agreement(audit, "expert-1", judge, rid, "CAL", None)
+    set_review_verdict(audit, "expert-1", judge, rid, reviews.CORRECT)
+    assert stored_review(audit, judge, rid) == ({"INT": 2, "ANS": 2}, reviews.CORRECT)
+    # Another reviewer's partial agreement is theirs: it does not stand in expert-1's way.
+    set_review_agreement(audit, "expert-2", judge, rid, "INT", reviews.PARTIAL)
+    set_review_verdict(audit, "expert-1", judge, rid, reviews.CORRECT)
+
+
+def test_marking_a_criterion_partial_clears_the_label_correct(audit):
+    judge = rater_id(audit, "j1", "llm", "v1")
+    rid = "r-Optics-Apply-1-quark-lm-3"
+    for criterion in PREFS_FULL:
+        set_review_agreement(audit, "expert-1", judge, rid, criterion, reviews.FULL)
+    set_review_verdict(audit, "expert-1", judge, rid, reviews.CORRECT)
+    # Full agreement again, or an agreement withdrawn, leave the label as it is.
+    set_review_agreement(audit, "expert-1", judge, rid, "INT", reviews.FULL)
+    set_review_agreement(audit, "expert-1", judge, rid, "COH", None)
+    assert stored_review(audit, judge, rid)[1] == reviews.CORRECT
+    changes = set_review_agreement(audit, "expert-1", judge, rid, "INT", reviews.PARTIAL)
+    assert changes.touches(Kind.REVIEWS) and rid in changes.responses
+    criteria, label = stored_review(audit, judge, rid)
+    assert criteria["INT"] == reviews.PARTIAL and label is None  # labelled again by the reviewer
+    set_review_verdict(audit, "expert-1", judge, rid, reviews.STRICT)
+    set_review_agreement(audit, "expert-1", judge, rid, "CAL", reviews.DISAGREE)
+    assert stored_review(audit, judge, rid)[1] == reviews.STRICT  # strict is no contradiction
+    set_review_agreement(audit, "expert-1", judge, rid, "INT", reviews.FULL)
+    set_review_agreement(audit, "expert-1", judge, rid, "CAL", reviews.FULL)
+    set_review_verdict(audit, "expert-1", judge, rid, reviews.CORRECT)
+    set_review_agreement(audit, "expert-1", judge, rid, "ANS", reviews.DISAGREE)
+    assert stored_review(audit, judge, rid)[1] is None
+
+
+# -- imported reviews are a sample of their own -------------------------------------------------
+
+def test_imported_reviews_are_audited_in_the_imported_sample(audit, tmp_path):
+    j1, j2 = rater_id(audit, "j1", "llm", "v1"), rater_id(audit, "j2", "llm")
+    mech, optics = "r-Mechanics-Apply-0-orbit-7b", "r-Optics-None-1-orbit-7b"
+    first = [{"response_id": mech, "judge": "j1", "reviewer": "expert-1",
+              "criteria": {"ANS": 2}, "verdict": "correct"},
+             {"response_id": optics, "judge": "j2", "reviewer": "expert-2", "verdict": "strict"}]
+    result = import_file(audit, write_jsonl(tmp_path / "first.jsonl", first), "judge_reviews")
+    assert Kind.SAMPLES in result.changes.kinds
+    [imported] = sampling.samples(audit)
+    assert imported.name == sampling.IMPORTED and imported.imported
+    assert imported.judge_ids == (j1, j2) and imported.text() == \
+        "2 responses with imported reviews of 2 judges"
+    assert sampling.items(audit, imported.id) == [mech, optics]
+    # Each judge's verdict on each response, where it gave one: j2 never judged mech.
+    pairs = {(i.response_id, i.judge_id) for i in session.queue(audit, imported.id, "expert-1")}
+    assert pairs == {(mech, j1), (optics, j1), (optics, j2)}
+    assert session.progress(audit, imported.id, "expert-2")[1] == 3
+    view = session.verdict_view(audit, next(i for i in session.queue(
+        audit, imported.id, "expert-1") if i.response_id == mech), "expert-1")
+    assert view.agreements == {"ANS": 2} and view.verdict == "correct"
+
+    # The same file again adds nothing; a drawn sample keeps its own reviews; a later import
+    # adds only what no sample holds.
+    import_file(audit, write_jsonl(tmp_path / "first.jsonl", first), "judge_reviews")
+    drawn = sampling.draw(audit, "drawn", ["j1 [v1]"], 100, seed=1, strata=())
+    held = next(rid for rid in sampling.items(audit, drawn.id) if rid not in (mech, optics))
+    set_review_verdict(audit, "expert-1", j1, held, "lenient")  # reviewed in the drawn sample
+    assert not sampling.loose_reviews(audit)
+    later = [{"response_id": held, "judge": "j2", "reviewer": "expert-2", "verdict": "lenient"},
+             {"response_id": mech, "judge": "j1", "reviewer": "expert-2", "verdict": "strict"}]
+    import_file(audit, write_jsonl(tmp_path / "later.jsonl", later), "judge_reviews")
+    [imported, _] = sampling.samples(audit)
+    assert sampling.items(audit, imported.id) == sorted([mech, optics, held])
+    assert imported.judge_ids == (j1, j2)
+
+    with pytest.raises(ValueError, match="'imported' is kept for the sample of imported reviews"):
+        sampling.draw(audit, "Imported", ["j1 [v1]"], 1, seed=1)
+    assert [s.name for s in sampling.samples(audit)] == ["imported", "drawn"]
+
+
+def test_the_demo_offers_its_imported_reviews_as_a_sample(demo):
+    with Project.open(demo) as project:
+        [imported] = sampling.samples(project)
+        assert imported.name == "imported" and imported.judges == (LARGE, MINI)
+        assert imported.n_items == 16
+        reviewed = set(project.conn.execute(
+            "SELECT p.name, v.response_id, v.judge_id FROM judge_reviews v JOIN raters p ON "
+            "p.id = v.reviewer_id"))
+        assert len(reviewed) == 64
+        queued = {(reviewer, item.response_id, item.judge_id) for reviewer in
+                  ("expert-1", "expert-2")
+                  for item in session.queue(project, imported.id, reviewer)}
+        assert queued == reviewed
+        assert session.progress(project, imported.id, "expert-1") == (32, 32)
+        assert not sampling.loose_reviews(project)

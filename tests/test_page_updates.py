@@ -169,3 +169,29 @@ def test_a_grade_shows_on_the_overview_and_the_questions(window: MainWindow, dem
         f"{graded_before + 1} of "), timeout=10_000)
     ctrl(qtbot, window, 3)
     assert int(cell(window, item.question.id, "Graded")) == question_graded + 1
+
+
+def test_a_page_first_shown_after_a_grade_shows_it(window: MainWindow, demo: Path,
+                                                   qtbot) -> None:
+    """Pages other than the Grade page are built when first shown; one built after a grade
+    reads the project as it is then."""
+    from PySide6.QtWidgets import QWidget
+
+    from physgrade.queries import graded_sql, question_rows
+
+    with Project.open(demo) as project:
+        ungraded = project.conn.execute(
+            f"SELECT id FROM responses WHERE id NOT IN ({graded_sql()}) ORDER BY id"
+        ).fetchone()[0]
+        before = {row.id: row.graded for row in question_rows(project)}
+    ctrl(qtbot, window, 2)
+    page = window.grading
+    assert page.select(ungraded)
+    has_keyboard(qtbot, page.panel)
+    page.panel.set_current(0)
+    press(qtbot, window, *["0"] * len(page.item.rubric.criteria))
+    assert type(window.pages.widget(2)) is QWidget  # the Questions page: not built yet
+
+    ctrl(qtbot, window, 3)
+    question_id = page.item.question.id
+    assert int(cell(window, question_id, "Graded")) == before[question_id] + 1

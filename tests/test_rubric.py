@@ -57,3 +57,17 @@ def test_rubric_detection_and_kind():
     assert detect_rubric({"CON", "COH"}) is None
     assert rubric_for_kind("conceptual") is CONCEPTUAL
     assert rubric_for_kind("problem") is PREFS
+
+
+def test_choices_add_na_where_a_criterion_may_not_apply():
+    assert PREFS.criterion("COR").choices() == (0, 1, 2)
+    assert PREFS.criterion("ANS").choices(multiple_choice=True) == (0, 2)
+    assert CONCEPTUAL.criterion("EXE").choices() == (0, 1, None)
+
+
+def test_out_of_is_the_maximum_less_what_does_not_apply_scored_or_not():
+    assert PREFS.out_of({}) == 10
+    assert PREFS.out_of({"INT": 1, "COR": 1}) == 10
+    assert PREFS.total({"INT": 1, "COR": 1}) == (2, 3)
+    assert CONCEPTUAL.out_of({"EXE": None}) == 4
+    assert CONCEPTUAL.out_of({"EXE": 0}) == 5

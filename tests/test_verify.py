@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from physgrade.answers import verify
+from physgrade.answers import Outcome, verify
 from physgrade.answers.sandbox import Checker
 from physgrade.changes import NOTHING, Changes, Kind
 from physgrade.cli import main
@@ -149,3 +149,26 @@ def test_interrupted_check_answers_says_how_many_results_the_file_holds(
         assert main(["check-answers", str(source), "--out", str(out), "--workers", "1"]) == 130
     assert capsys.readouterr().err == f"{CANCELLED}3 of 20 results written to {out}\n"
     assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == [0, 1, 2]
+
+
+def test_a_check_the_rules_cannot_decide_is_kept_without_a_score(loaded: Project, capsys) -> None:
+    """"Not checked" (the last of several quantities in a worked solution) is neither right nor
+    wrong: it is counted apart and stored as a failed assessment, with its reason, and no score."""
+    import_file(loaded, write_jsonl(loaded.path.parent / "more.jsonl", [
+        response("r-4", text="We find a = 2 m/s^2 and t = 5 s, hence the speed is 12 m/s")]),
+        "responses")
+    loaded.close()
+    assert main(["verify", str(loaded.path)]) == 0
+    assert "4 responses checked, 3 equivalent, 1 not checked" in capsys.readouterr().out
+    with Project.open(loaded.path) as project:
+        assert "r-4" not in dict(project.conn.execute(REFERENCE_RATER, ("",)).fetchall())
+        status = project.conn.execute(
+            "SELECT a.status FROM assessments a JOIN raters t ON t.id = a.rater_id "
+            "WHERE t.name = 'rules' AND a.response_id = 'r-4'").fetchone()[0]
+        assert status == "failed"
+        kept = verify.stored(project, "r-4")
+        assert kept.outcome == Outcome.NOT_CHECKED and "picked out of running text" in kept.reason
+        assert kept.answer == "12 m/s"
+    assert main(["check-answer", "--gold", "130 m, 22.6° north of east",
+                 "--pred", "130 m at 67.4° east of north", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["outcome"] == "equivalent"

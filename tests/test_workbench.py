@@ -78,8 +78,11 @@ def test_keyboard_only_grading_is_there_after_close_and_reopen(qtbot, demo: Path
     for _ in range(3):
         graded.append(page.item.response_id)
         press(qtbot, window, *["1"] * len(page.item.rubric.criteria))
-        assert page.item.complete and page.comparison.revealed
-        press(qtbot, window, Qt.Key.Key_Right)
+        assert page.item.complete
+        press(qtbot, window, "C")  # the other raters, in place of the reading
+        assert page.reading.currentWidget() is page.comparison and page.comparison.revealed
+        press(qtbot, window, Qt.Key.Key_Right)  # moving on brings the reading back
+        assert page.reading.currentWidget() is page.reader
     resume_at = page.item.response_id
     assert "tess: 3 of 126 graded" in window.progress_label.text()
     window.close()
@@ -107,13 +110,13 @@ def test_digits_follow_the_rubric_and_undo_takes_back_the_last_change(
     page.select("r-0002")
     assert page.panel.current_criterion.key == "INT"
     press(qtbot, window, "3")  # INT takes 0 or 1
-    assert "INT takes 0, 1" in window.statusBar().currentMessage()
+    assert page.panel.rows[page.panel.current].refusal.text() == "INT takes 0, 1."
     assert "INT" not in page.item.mine
     press(qtbot, window, "0", Qt.Key.Key_Down, "1")  # a score moves on; Down skips MOD
     assert page.item.values == {"INT": 0, "CON": 1}
     assert page.panel.current_criterion.key == "APP"
     press(qtbot, window, "E")
-    assert "Score APP first" in window.statusBar().currentMessage()
+    assert "Score APP first" in page.panel.rows[page.panel.current].refusal.text()
     press(qtbot, window, Qt.Key.Key_Up, "E")
     qtbot.keyClicks(QApplication.focusWidget(), "right principle, wrong sign")
     press(qtbot, window, Qt.Key.Key_Return)
@@ -135,16 +138,19 @@ def test_others_stay_hidden_until_the_grade_is_complete(qtbot, graded_by_expert:
     window = graded_by_expert
     page = window.grading
     page.select("r-0002")  # graded by both judges, not yet by expert-1
-    assert not page.comparison.revealed
+    press(qtbot, window, "C")
+    assert page.reading.currentWidget() is page.comparison
+    assert not page.comparison.revealed and page.comparison.view is None  # blind: no table
     press(qtbot, window, *["0"] * 7)
     assert not page.comparison.revealed  # one criterion to go
-    press(qtbot, window, "0")
+    with qtbot.waitSignal(page.comparison.rendered, timeout=WAIT_MS):
+        press(qtbot, window, "0")
     assert page.comparison.revealed
-    table = page.comparison.table
-    headers = [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())]
-    assert headers[:2] == ["Criterion", "You"] and len(headers) >= 3
-    marked = [table.item(r, c).toolTip() for r in range(8) for c in range(2, table.columnCount())]
-    assert any(tip.startswith("You gave 0") for tip in marked)  # the judges were kinder
+    text = page_text(qtbot, page.comparison.view)
+    assert "You" in text and "judge" in text
+    dom = page_dom(qtbot, page.comparison.view)
+    assert 'class="differs"' in dom and "you: 0" in text  # the judges were kinder
+    assert page.bar.compared.text() == "2 others, 2 disagree"
     shot(window, "workbench-compare.png")
 
 
@@ -284,3 +290,103 @@ def test_a_score_survives_the_app_being_killed_right_after(demo: Path, tmp_path:
     with Project.open(demo) as project:
         assert project.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         assert grading_item(project, response_id, "kim").values == {"INT": 0}
+
+
+# -- what each score level means, the running total and refused keys (issue 18) ----------------
+
+
+@pytest.fixture
+def scoring_panel(qtbot, loaded: Project):
+    """The rubric panel on its own, 380 px wide as at 1440×900, showing r-1 with INT and COR
+    scored by tess."""
+    from physgrade_ui.scoring import ScoringPanel
+
+    scores.set_score(loaded, "tess", "r-1", "INT", 1)
+    scores.set_score(loaded, "tess", "r-1", "COR", 1)
+    panel = ScoringPanel()
+    qtbot.addWidget(panel)
+    panel.resize(380, 900)
+    panel.show_item(grading_item(loaded, "r-1", "tess"))
+    panel.show()
+    qtbot.waitExposed(panel)
+    return panel
+
+
+def shown_levels(row) -> dict:
+    return {value: meaning.text() for value, (_, meaning) in row.level_labels.items()
+            if meaning.isVisible()}
+
+
+def test_the_current_criterion_says_what_each_value_means_beside_its_buttons(scoring_panel,
+                                                                             loaded: Project):
+    panel = scoring_panel
+    described = grading_item(loaded, "r-1", "tess").levels
+    mod = panel.rows[panel.current]
+    assert mod.criterion.key == "MOD"  # the first one not scored
+    assert shown_levels(mod) == described["MOD"] and not mod.help.isVisible()
+    for row in panel.rows:
+        if row is not mod:  # the others keep to their help line
+            assert shown_levels(row) == {} and row.help.isVisible()
+    zero = next(b for b in mod.buttons.buttons() if b.property("value") == 0)
+    assert described["MOD"][0] in zero.toolTip() and "Key 0" in zero.toolTip()
+
+    panel.move(4)  # to COR, scored 1: its three levels, the chosen one marked
+    cor = panel.rows[panel.current]
+    assert cor.criterion.key == "COR" and shown_levels(cor) == described["COR"]
+    assert shown_levels(mod) == {} and mod.help.isVisible()
+    assert [cor.level_labels[v][1].property("chosen") for v in (0, 1, 2)] == [False, True, False]
+    meaning = cor.level_labels[0][1]  # wrapped inside the row, never cut off
+    assert meaning.wordWrap() and meaning.geometry().right() <= cor.levels.width()
+    assert panel.minimumSizeHint().width() <= 360
+
+    panel.set_descriptions_shown(False)
+    assert all(shown_levels(row) == {} and not row.help.isVisible() for row in panel.rows)
+    panel.set_descriptions_shown(True)
+    assert shown_levels(cor) == described["COR"]
+
+
+def test_a_partly_scored_response_reads_as_a_running_total_out_of_ten(scoring_panel, loaded):
+    assert scoring_panel.total.text() == "2 / 10"
+    assert scoring_panel.scored.text() == "2 of 8 scored"
+    for key, value in (("MOD", 1), ("CON", 1), ("APP", 0), ("CAL", 1), ("COH", 1), ("ANS", 2)):
+        scores.set_score(loaded, "tess", "r-1", key, value)
+    scoring_panel.show_item(grading_item(loaded, "r-1", "tess"))
+    assert scoring_panel.total.text() == "8 / 10"
+    assert scoring_panel.scored.text() == "8 of 8 scored"
+
+
+def test_an_na_takes_its_points_out_of_the_running_total(qtbot, loaded: Project) -> None:
+    from physgrade_ui.scoring import ScoringPanel
+
+    scores.set_score(loaded, "tess", "r-3", "EXE", None)
+    panel = ScoringPanel()
+    qtbot.addWidget(panel)
+    panel.show_item(grading_item(loaded, "r-3", "tess"))
+    assert (panel.total.text(), panel.scored.text()) == ("0 / 4", "1 of 5 scored")
+
+
+def test_a_refusal_shows_beside_the_current_criterion_for_a_while(scoring_panel, qtbot,
+                                                                  monkeypatch) -> None:
+    from physgrade_ui import scoring
+
+    monkeypatch.setattr(scoring, "REFUSAL_MS", 300)  # the real few seconds, shortened
+    panel = scoring_panel
+    panel.move(4)
+    panel.refuse("COR takes 0, 1, 2.")
+    cor = panel.rows[panel.current]
+    assert cor.refusal.isVisible() and cor.refusal.text() == "COR takes 0, 1, 2."
+    assert all(not row.refusal.isVisible() for row in panel.rows if row is not cor)
+    qtbot.waitUntil(lambda: not cor.refusal.isVisible(), timeout=2000)
+    panel.refuse("COR takes 0, 1, 2.")
+    panel.move(1)  # the refusal goes with the criterion it was about
+    assert not cor.refusal.isVisible()
+
+
+def test_a_key_the_criterion_does_not_take_is_refused_in_the_panel(qtbot, graded_by_expert):
+    window = graded_by_expert
+    page = window.grading
+    qtbot.waitUntil(lambda: page.item is not None and page.panel.hasFocus(), timeout=WAIT_MS)
+    page.panel.set_current(0)
+    press(qtbot, window, "7")
+    row = page.panel.rows[0]
+    assert row.refusal.isVisible() and row.refusal.text().startswith(row.criterion.key)

@@ -7,6 +7,11 @@ the response against the question's reference answer, run off the GUI thread (as
 that the workbench keeps for as long as the window is open. The checker is created on the
 worker thread at first use, so neither it nor sympy and pint (which only its worker processes
 import) cost the app anything at start-up.
+
+A hint that is wrong biases the grader, so it shows a mark only for a verdict the rules are sure
+of (✓ equivalent, ✗ not equivalent); "not checked", "no answer found", an unreadable answer and a
+timeout carry none. In blind studies the grader may keep the hint hidden until they have scored
+ANS themselves (:data:`~physgrade_ui.preferences.HINT_AFTER_ANSWER`).
 """
 
 from __future__ import annotations
@@ -14,23 +19,25 @@ from __future__ import annotations
 import html
 from functools import partial
 
-from PySide6.QtCore import QObject, QSize, Qt, Signal
-from PySide6.QtGui import QPainter, QPalette, QPaintEvent
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QWidget
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
 
 from physgrade.answers.outcome import Check, Outcome
 from physgrade.answers.sandbox import Checker, Request
 from physgrade.answers.verify import request_for, stored
 from physgrade.grading import GradingItem
 from physgrade.project import Project
+from physgrade.rubric import FINAL_ANSWER
 from physgrade.tasks import Task
-from physgrade_ui import style
+from physgrade_ui import preferences, style
 from physgrade_ui.operations import Operations
+from physgrade_ui.widgets import ElidedLabel
 from physgrade_ui.workers import Worker
 
 BAD = "#b3261e"  # the style's error colour, kept to the one-character mark
 MARKS = {Outcome.EQUIVALENT: ("✓", style.GOOD), Outcome.NOT_EQUIVALENT: ("✗", BAD)}
 CHECKING = "checking…"
+HIDDEN = "hidden until you score ANS"
 
 
 def summary(check: Check) -> str:
@@ -39,6 +46,8 @@ def summary(check: Check) -> str:
         return f"equivalent — {check.reason}"
     if check.outcome is Outcome.NOT_EQUIVALENT:
         return f"not equivalent — {check.reason}"
+    if check.outcome is Outcome.NOT_CHECKED:
+        return f"not checked — {check.reason}"
     if check.outcome is Outcome.NO_ANSWER:
         return "no answer found"
     if check.outcome is Outcome.UNPARSEABLE:
@@ -57,27 +66,6 @@ def details(check: Check, gold: str, was_stored: bool) -> str:
     lines += [f"{name}: {html.escape(value)}" for name, value in rows]
     lines.append("<i>A hint only: it never sets a score.</i>")
     return "<p style='white-space:pre-wrap'>" + "<br>".join(lines) + "</p>"
-
-
-class ElidedLabel(QLabel):
-    """A one-line label that ends in "…" where its text does not fit; ``text()`` stays whole."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-
-    def minimumSizeHint(self) -> QSize:
-        return QSize(0, super().minimumSizeHint().height())
-
-    def paintEvent(self, event: QPaintEvent) -> None:
-        painter = QPainter(self)
-        rect = self.contentsRect()
-        shown = self.fontMetrics().elidedText(" ".join(self.text().split()),
-                                              Qt.TextElideMode.ElideRight, rect.width())
-        self.style().drawItemText(painter, rect, int(Qt.AlignmentFlag.AlignLeft
-                                                     | Qt.AlignmentFlag.AlignVCenter),
-                                  self.palette(), self.isEnabled(), shown,
-                                  QPalette.ColorRole.WindowText)
 
 
 class AnswerHint(QWidget):
@@ -115,6 +103,10 @@ class AnswerHint(QWidget):
     def show_checking(self) -> None:
         self._show("", "", CHECKING, "The rules are checking the final answer against the "
                    "reference answer. A hint only: it never sets a score.")
+
+    def show_hidden(self) -> None:
+        self._show("", "", HIDDEN, "The rules' check of the final answer stays hidden until you "
+                   "have scored ANS (the preference “Hide the Rules Hint Until ANS Is Scored”).")
 
     def show_failure(self, error: BaseException) -> None:
         reason = f"{type(error).__name__}: {error}"
@@ -156,13 +148,22 @@ class AnswerHints(QObject):
         self._stopped = False
 
     def show(self, project: Project, item: GradingItem) -> None:
-        """Put the hint for ``item`` on show, starting a live check if nothing is known yet."""
+        """Put the hint for ``item`` on show, starting a live check if nothing is known yet.
+
+        With :data:`~physgrade_ui.preferences.HINT_AFTER_ANSWER` on, a response whose ANS the
+        grader has not scored shows only that the hint is hidden, and starts no check (nor shows
+        one that comes back meanwhile); the page calls this again after every score.
+        """
         key = (self._session, item.response_id)
         self._current = key
         gold = item.question.answer
         request = request_for(project, item.response_id)
         if request is None:
             self.view.clear()
+            return
+        if preferences.HINT_AFTER_ANSWER.get() and FINAL_ANSWER not in item.mine:
+            self._current = self._next = None  # a check under way keeps its result for later
+            self.view.show_hidden()
             return
         found = stored(project, item.response_id)
         if found is not None:

@@ -12,23 +12,29 @@ from pathlib import Path
 from types import TracebackType
 from typing import Callable
 
+from PySide6.QtCore import qInstallMessageHandler
 from PySide6.QtWidgets import QApplication
 
-from physgrade_ui import recent, style
+from physgrade_ui import reading_view, recent, style
 from physgrade_ui.main_window import MainWindow
 
 
 def run(path: Path | None = None) -> int:
     """Show the main window on ``path`` (else the most recent project, else the empty state)
-    and run the event loop; returns the exit code."""
-    app = QApplication.instance() or QApplication(sys.argv)
-    app.setApplicationName("physgrade")
-    app.setOrganizationName("physgrade")
-    style.apply(app)
-    window = MainWindow(path if path is not None else recent.most_recent())
-    sys.excepthook = partial(_last_resort, window, sys.excepthook)
-    window.show()
-    return app.exec()
+    and run the event loop; returns the exit code. The terminal it was started from hears
+    Qt's warnings but not QtWebEngine's routine chatter."""
+    previous = qInstallMessageHandler(reading_view.print_unless_noise)
+    try:
+        app = QApplication.instance() or QApplication(sys.argv)
+        app.setApplicationName("physgrade")
+        app.setOrganizationName("physgrade")
+        style.apply(app)
+        window = MainWindow(path if path is not None else recent.most_recent())
+        sys.excepthook = partial(_last_resort, window, sys.excepthook)
+        window.show()
+        return app.exec()
+    finally:
+        qInstallMessageHandler(previous)  # no Python handler once Python begins to go
 
 
 def _last_resort(window: MainWindow, default: Callable[..., object], kind: type[BaseException],

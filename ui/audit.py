@@ -2,7 +2,8 @@
 
 A sample is drawn once (``physgrade.validation.sampling``) from the responses every chosen
 judge has a complete verdict on; the reviewer then works through every (response, judge)
-verdict of it, in an order of their own (``physgrade.validation.session``). The judge on
+verdict of it, in an order of their own (``physgrade.validation.session``). Reviews imported
+from files are there too, as the sample "imported", to go on with like any other. The judge on
 show is named only by its blind alias ("Judge B"): its real name appears nowhere on this page.
 For each criterion the reviewer says how far they agree with the judge's score (2 full,
 1 partial, 0 disagree), then labels the verdict as a whole correct, lenient or strict.
@@ -278,6 +279,7 @@ class VerdictPanel(RowCursor, QWidget):
         self.state.setTextFormat(Qt.TextFormat.PlainText)
         self.position = label("", "muted", self)
         self.position.setTextFormat(Qt.TextFormat.PlainText)
+        self.position.setWordWrap(True)  # a long line would widen the panel past its column
         heading = QHBoxLayout()
         heading.setSpacing(10)
         heading.addWidget(self.alias)
@@ -316,6 +318,7 @@ class VerdictPanel(RowCursor, QWidget):
         self.verdict_note = label("   ·   ".join(
             f"{text}: {meaning.removeprefix('the judge ')}"
             for value, text, _, meaning in VERDICTS if value != reviews.CORRECT), "muted", self)
+        self.verdict_note.setWordWrap(True)
         self.finished = label("", "finished", self)
         self.finished.setTextFormat(Qt.TextFormat.PlainText)
         self.finished.setWordWrap(True)
@@ -424,16 +427,15 @@ class AuditPage(QWidget):
         side_layout.setContentsMargins(12, 12, 14, 12)
         side_layout.addWidget(self.panel)
         side_layout.addStretch(1)
-        scroller = QScrollArea()
-        scroller.setWidget(side)
-        scroller.setWidgetResizable(True)
-        scroller.setFrameShape(QScrollArea.Shape.NoFrame)
-        scroller.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        scroller.setMinimumWidth(440)
+        self.scroller = QScrollArea()
+        self.scroller.setWidget(side)
+        self.scroller.setWidgetResizable(True)
+        self.scroller.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.scroller.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.session = QSplitter(Qt.Orientation.Horizontal)
         self.session.setObjectName("audit_session")
         self.session.addWidget(self.reader)
-        self.session.addWidget(scroller)
+        self.session.addWidget(self.scroller)
         self.session.setStretchFactor(0, 1)
         self.session.setChildrenCollapsible(False)
         self._sized = False
@@ -480,11 +482,12 @@ class AuditPage(QWidget):
         self.new_button.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
         self.details = label("", "muted", header)
         self.details.setTextFormat(Qt.TextFormat.PlainText)
+        self.details.setWordWrap(True)
         self.progress_text = label("", None, header)
         self.progress_text.setTextFormat(Qt.TextFormat.PlainText)
         self.progress_bar = QProgressBar(header)
         self.progress_bar.setTextVisible(False)
-        self.progress_bar.setFixedWidth(180)
+        self.progress_bar.setMaximumWidth(180)  # narrower on a small screen
         self.reviewer_label = label("", "reviewer", header)
         self.reviewer_label.setTextFormat(Qt.TextFormat.PlainText)
         top = QHBoxLayout()
@@ -531,8 +534,18 @@ class AuditPage(QWidget):
             return
         self._sized = True
         width = self.session.width()
-        side = max(460, min(560, width * 38 // 100))
+        side = max(460, self.scroller.minimumWidth(), min(560, width * 38 // 100))
         self.session.setSizes([width - side, side])
+
+    def _fit_side(self) -> None:
+        """Keep the panel's column at least as wide as the panel needs: it has no horizontal
+        scroll bar, so a narrower column (the splitter, a small window) would cut off the
+        agreement and verdict buttons on its right."""
+        margins = self.scroller.widget().layout().contentsMargins()
+        needed = self.panel.minimumSizeHint().width() + margins.left() + margins.right() + \
+            self.scroller.verticalScrollBar().sizeHint().width()
+        if self.scroller.minimumWidth() != needed:
+            self.scroller.setMinimumWidth(needed)
 
     def focus_panel(self) -> None:
         if self.body.currentWidget() is self.content:
@@ -551,6 +564,10 @@ class AuditPage(QWidget):
         self.judge_labels = judges(project) if project is not None else []
         self._fill_samples(self.current_sample_id() if same else None)
         self._sample_changed()
+        if project is not None and sampling.loose_reviews(project):
+            # Reviews imported before imports made the "imported" sample: it takes them now
+            # (the broadcast then lists it here).
+            self.ops.write(sampling.take_imported, what="sample of imported reviews")
 
     def apply(self, changes: Changes) -> None:
         """Re-read what the changes touch: the judges offered, the samples, the verdict on
@@ -656,8 +673,11 @@ class AuditPage(QWidget):
             return
         chosen = sampling.sample(self.project, sample_id)
         facets = ", ".join(name for facet, name in FACET_NAMES if facet in chosen.strata)
-        self.details.setText(f"{chosen.text()}  ·  stratified by {facets or 'nothing'}  ·  "
-                             f"{chosen.per_stratum:,} per stratum  ·  seed {chosen.seed}")
+        self.details.setText(
+            f"{chosen.text()}  ·  the reviews of imported files, to read and change like any "
+            "sample's" if chosen.imported else
+            f"{chosen.text()}  ·  stratified by {facets or 'nothing'}  ·  "
+            f"{chosen.per_stratum:,} per stratum  ·  seed {chosen.seed}")
         self._show_state()
         if self.reviewer is None:
             self.items = []
@@ -700,6 +720,7 @@ class AuditPage(QWidget):
                     f"{item.response_id}  ·  {self.view.rubric.title} rubric"
                     + ("  ·  multiple choice" if self.view.multiple_choice else ""))
         self.panel.show_view(self.view, position, keep_current)
+        self._fit_side()
         self._show_progress()
 
     def _show_progress(self) -> None:
@@ -772,9 +793,9 @@ class AuditPage(QWidget):
 
     def _agreement_clicked(self, criterion: str, value: int) -> None:
         """A click on an agreement button: give it, or take it back if it was given."""
-        if self.view is not None:
-            self.agree_with(criterion, None if self.view.agreements.get(criterion) == value
-                            else value)
+        if self.view is not None and not self.agree_with(
+                criterion, None if self.view.agreements.get(criterion) == value else value):
+            self._show_view(keep_current=True)  # the button as stored: nothing was saved
         self.focus_panel()
 
     def agree_with(self, criterion: str, value: int | None) -> bool:
@@ -784,9 +805,17 @@ class AuditPage(QWidget):
         item = self.items[self.index]
         what = ("agreement cleared" if value is None else
                 next(meaning for level, _, meaning in AGREEMENTS if level == value).lower())
-        return self._write(partial(reviews.set_review_agreement, reviewer=self.reviewer,
+        labelled = self.view.verdict
+        if not self._write(partial(reviews.set_review_agreement, reviewer=self.reviewer,
                                    judge_id=item.judge_id, response_id=item.response_id,
-                                   criterion=criterion, agreement=value), f"{criterion}: {what}")
+                                   criterion=criterion, agreement=value), f"{criterion}: {what}"):
+            return False
+        if labelled is not None and self.view is not None and self.view.verdict is None:
+            # The core clears a label the agreement contradicts ("correct" with a partial one).
+            self.ops.say(f"{self.view.alias} on {self.view.response_id}: {criterion}: {what}; "
+                         f"the label {labelled} no longer holds and was cleared: label the verdict "
+                         "again.")
+        return True
 
     def clear_agreement(self) -> None:
         key = self.panel.current_key
@@ -805,8 +834,9 @@ class AuditPage(QWidget):
 
     def toggle_label(self, verdict: str) -> None:
         """A verdict button clicked: set that label, or take it back if it was set."""
-        if self.view is not None:
-            self.set_label(None if self.view.verdict == verdict else verdict)
+        if self.view is not None and not self.set_label(
+                None if self.view.verdict == verdict else verdict):
+            self._show_view(keep_current=True)  # unchecks the button: nothing was saved
         self.focus_panel()
 
     def _write(self, write: Write, what: str) -> bool:

@@ -3,72 +3,97 @@
 The window drives its pages only through :class:`~physgrade_ui.pages.Page`: it opens the project
 in them (through the :class:`~physgrade_ui.pages.PageStack`, lazily), and every change a write
 makes reaches them through the broadcast of :attr:`Operations.changed`, so no page goes stale.
+Only the Grade page is built at start-up; every other page, and the module that makes it, waits
+until it is first shown or used, so the first response is on screen sooner.
 """
 
 from __future__ import annotations
 
 from functools import partial
+from importlib import import_module
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
-from PySide6.QtWidgets import (QDialog, QFileDialog, QHBoxLayout, QLabel, QListWidget,
-                               QListWidgetItem, QMainWindow, QMessageBox, QStackedWidget, QWidget)
+from PySide6.QtWidgets import (QApplication, QDialog, QFileDialog, QHBoxLayout, QLabel,
+                               QListWidget, QListWidgetItem, QMainWindow, QMenu, QMessageBox,
+                               QStackedWidget, QWidget)
 
 import physgrade
 from physgrade.changes import EVERYTHING
 from physgrade.grading import graders
-from physgrade.importer import ImportResult
-from physgrade.judge.runner import RunSummary
 from physgrade.project import Project
-from physgrade_ui import grader, recent, transfer
-from physgrade_ui.audit import AuditPage
-from physgrade_ui.bloom import BloomPage
-from physgrade_ui.duplicates import DuplicatesPage
+from physgrade_ui import grader, preferences, recent
 from physgrade_ui.help_overlay import HelpOverlay
-from physgrade_ui.judge_dialog import RunJudgeDialog
 from physgrade_ui.operations import Operations
-from physgrade_ui.overview import OverviewPage
-from physgrade_ui.pages import PageStack
-from physgrade_ui.questions import QuestionsPage
-from physgrade_ui.reports import ReportsPage
+from physgrade_ui.pages import Page, PageStack
 from physgrade_ui.welcome import WelcomePage
-from physgrade_ui.workbench import GradingPage
 from physgrade_ui.workers import Worker
 
+if TYPE_CHECKING:  # imported where used: the dialogs' modules are not needed at start-up
+    from physgrade.importer import ImportResult
+    from physgrade.judge.runner import RunSummary
+    from physgrade_ui import transfer
+    from physgrade_ui.judge_dialog import RunJudgeDialog
+
 PROJECT_FILTER = "physgrade projects (*.physgrade);;All files (*)"
+#: the window's size until the user has made it their own
+DEFAULT_SIZE = QSize(1440, 900)
+
+#: The pages in the navigation's order (Ctrl+1…): each one's title, and the module of
+#: physgrade_ui and the class that build it (imported when the page is first needed).
+PAGES = (("Overview", "overview", "OverviewPage"), ("Grade", "workbench", "GradingPage"),
+         ("Questions", "questions", "QuestionsPage"), ("Reports", "reports", "ReportsPage"),
+         ("Duplicates", "duplicates", "DuplicatesPage"), ("Audit", "audit", "AuditPage"),
+         ("Bloom labels", "bloom", "BloomPage"))
+OVERVIEW, GRADE, QUESTIONS, REPORTS, DUPLICATES, AUDIT, BLOOM = range(len(PAGES))
+
+
+class _PageAttribute:
+    """A page as an attribute of the window (``window.questions``), built on first use."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+    def __get__(self, window: MainWindow, owner: type) -> Any:
+        return window.pages.page(self.index)
 
 
 class MainWindow(QMainWindow):
     """The app's one window, on a project at ``path`` or on the empty state."""
 
+    overview = _PageAttribute(OVERVIEW)
+    grading = _PageAttribute(GRADE)
+    questions = _PageAttribute(QUESTIONS)
+    reports = _PageAttribute(REPORTS)
+    duplicates = _PageAttribute(DUPLICATES)
+    audit = _PageAttribute(AUDIT)
+    bloom = _PageAttribute(BLOOM)
+
     def __init__(self, path: Path | None = None) -> None:
         super().__init__()
         self.ops = Operations(self)
-        self.resize(1440, 900)
-        self.overview = OverviewPage(self.ops)
-        self.grading = GradingPage(self.ops)
-        self.questions = QuestionsPage(self.ops)
-        self.reports = ReportsPage(self.ops)
-        self.duplicates = DuplicatesPage(self.ops)
-        self.audit = AuditPage(self.ops)
-        self.bloom = BloomPage(self.ops)
-        self.pages = PageStack([self.overview, self.grading, self.questions, self.reports,
-                                self.duplicates, self.audit, self.bloom])
+        if not self.restoreGeometry(preferences.WINDOW_GEOMETRY.get()):
+            self.resize(DEFAULT_SIZE)
+        self.pages = PageStack([(title, partial(self._build_page, module, name))
+                                for title, module, name in PAGES])
         self._make_actions()
         self._make_menus()
+        self.restoreState(preferences.WINDOW_STATE.get())
 
         self.navigation = QListWidget()
         self.navigation.setObjectName("navigation")
-        for page in self.pages.pages:
+        for title in self.pages.titles:
             # An explicit height: the view's lazy layout can ignore stylesheet padding at first.
-            QListWidgetItem(page.page_title, self.navigation).setSizeHint(QSize(0, 40))
+            QListWidgetItem(title, self.navigation).setSizeHint(QSize(0, 40))
         self.navigation.setFixedWidth(150)
         self.navigation.currentRowChanged.connect(partial(self.pages.show_page, focus=False))
         self.pages.currentChanged.connect(self.navigation.setCurrentRow)
 
         self.ops.said.connect(self.statusBar().showMessage)
+        # A page's message is about that page: it goes when another page is shown.
+        self.pages.switched.connect(self.statusBar().clearMessage)
         self.ops.changed.connect(self.pages.broadcast)
         self.ops.project_changed.connect(self._project_changed)
         self.ops.ask_person.connect(self.choose_grader)
@@ -77,7 +102,7 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.progress_label)
         self.help = HelpOverlay(self)
         self.grader_dialog: grader.GraderDialog | None = None
-        self.pages.setCurrentWidget(self.grading)
+        self.pages.setCurrentIndex(GRADE)  # built already: its actions are in the menus
 
         workspace = QWidget()
         layout = QHBoxLayout(workspace)
@@ -101,6 +126,10 @@ class MainWindow(QMainWindow):
         """The open project (the window's connection, for reads on the GUI thread)."""
         return self.ops.project
 
+    def _build_page(self, module: str, name: str) -> Page:
+        """A page, its module imported now (a page not shown costs nothing at start-up)."""
+        return getattr(import_module(f"physgrade_ui.{module}"), name)(self.ops)
+
     # -- actions and menus -------------------------------------------------------------------
 
     def _action(self, text: str, shortcut: QKeySequence | str, slot: Callable[[], object],
@@ -120,9 +149,9 @@ class MainWindow(QMainWindow):
         self.export_action = self._action("&Export…", "Ctrl+E", self.export_data, True)
         self.quit_action = self._action("&Quit", "Ctrl+Q", self.close)
         #: Ctrl+1… shows each page, in the navigation's order
-        self.page_actions = [self._action(f"&{page.page_title}", f"Ctrl+{number}",
+        self.page_actions = [self._action(f"&{title}", f"Ctrl+{number}",
                                           partial(self.show_page, number - 1), True)
-                             for number, page in enumerate(self.pages.pages, start=1)]
+                             for number, title in enumerate(self.pages.titles, start=1)]
         (self.overview_action, self.grade_action, self.questions_action, self.reports_action,
          self.duplicates_action, self.audit_action, self.bloom_action) = self.page_actions
         self.grader_action = self._action("Change &Grader…", "Ctrl+G", self.choose_grader, True)
@@ -145,12 +174,32 @@ class MainWindow(QMainWindow):
         view_menu.addActions(self.page_actions + [self.filter_action])
         view_menu.addSeparator()
         view_menu.addAction(self.refresh_action)
+        # The Grade page's own entries (its layout and zoom, its preferences) where a grader
+        # looks for them.
+        view_menu.addSeparator()
+        view_menu.addActions(self.grading.view_actions)
         grading_menu = self.menuBar().addMenu("&Grading")
         grading_menu.addAction(self.grader_action)
+        grading_menu.addSeparator()
+        grading_menu.addActions(self.grading.menu_actions)
         judge_menu = self.menuBar().addMenu("&Judge")
         judge_menu.addAction(self.judge_action)
         help_menu = self.menuBar().addMenu("&Help")
         help_menu.addActions([self.shortcuts_action, self.about_action])
+        for menu in self.menuBar().findChildren(QMenu):
+            menu.aboutToHide.connect(self._menu_closed)
+
+    def _menu_closed(self) -> None:
+        """Once a menu has closed (Esc, a click elsewhere, an entry chosen), the keyboard goes
+        back to the page: after Esc Qt leaves it in the menu bar, which swallows the next key
+        (a score the grader typed would be lost)."""
+        QTimer.singleShot(0, self._keyboard_to_page)
+
+    def _keyboard_to_page(self) -> None:
+        # Only from the menu bar: an entry may have put the keyboard somewhere on purpose (the
+        # search field), and another menu may be open now (the arrow keys move along the bar).
+        if QApplication.focusWidget() is self.menuBar() and not QApplication.activePopupWidget():
+            self.pages.focus_current()
 
     def _fill_recent_menu(self) -> None:
         self.recent_menu.clear()
@@ -194,7 +243,7 @@ class MainWindow(QMainWindow):
         self._show_project_state()
         self.pages.set_context(project, grader.remembered())
         if project is not None:
-            self.show_page(self.pages.indexOf(self.grading))
+            self.show_page(GRADE)
             if grader.remembered() is None:
                 self.choose_grader()
 
@@ -247,6 +296,8 @@ class MainWindow(QMainWindow):
     def run_judge(self) -> RunJudgeDialog:
         """The Run judge dialog, window-modal but not blocking (so tests and the event loop
         go on); what a run stores reaches the pages through the broadcast."""
+        from physgrade_ui.judge_dialog import RunJudgeDialog
+
         dialog = RunJudgeDialog(self.ops, self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.judged.connect(self._judged)
@@ -265,29 +316,37 @@ class MainWindow(QMainWindow):
     def focus_filter(self) -> None:
         """The search of the page on show, else the question list's."""
         if not self.pages.current.focus_search():
-            self.show_page(self.pages.indexOf(self.questions))
+            self.show_page(QUESTIONS)
             QTimer.singleShot(0, self.questions.focus_search)
 
     # -- import and export ------------------------------------------------------------------
 
     def import_data(self) -> None:
+        from physgrade_ui import transfer
+
         dialog = transfer.ImportDialog(self)
         if dialog.exec() == QDialog.DialogCode.Accepted:
             self.start_import(dialog.request())
 
     def export_data(self) -> None:
+        from physgrade_ui import transfer
+
         dialog = transfer.ExportDialog(self)
         if dialog.exec() == QDialog.DialogCode.Accepted:
             self.start_export(dialog.request())
 
     def start_import(self, request: transfer.ImportRequest) -> Worker | None:
         """Import in the background; an import is all or nothing, so a failure changes nothing."""
+        from physgrade_ui import transfer
+
         return self.ops.run("Importing", partial(transfer.import_into, request), self._imported,
                             changes=lambda result: result.changes,
                             failed="Import failed. Nothing was changed.",
                             cancelled="Import cancelled. Nothing was changed.")
 
     def start_export(self, request: transfer.ExportRequest) -> Worker | None:
+        from physgrade_ui import transfer
+
         return self.ops.run("Exporting", partial(transfer.export_from, request),
                             partial(self._exported, request),
                             failed="Export failed. The project is unchanged.",
@@ -318,7 +377,10 @@ class MainWindow(QMainWindow):
                           "physics solutions with the P-REFS rubric, and audit LLM judges.</p>")
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        """End the work under way (an import rolls back) before the connection goes away."""
+        """End the work under way (an import rolls back) before the connection goes away, and
+        keep where the window was for the next start."""
+        preferences.WINDOW_GEOMETRY.set(self.saveGeometry())
+        preferences.WINDOW_STATE.set(self.saveState())
         self.pages.stop()
         self.ops.close()
         event.accept()

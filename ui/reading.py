@@ -1,8 +1,8 @@
 """What the reading panes show, as HTML for a :class:`~physgrade_ui.reading_view.ReadingView`.
 
 Every imported string (questions, solutions, responses, ids, model names) goes through
-:func:`physgrade.maths.to_html` or ``html.escape``: markup in a response shows as literal
-characters, and only the MathML the core makes from LaTeX is real markup.
+:func:`physgrade.maths.to_html` or ``html.escape``: HTML in a response shows as literal
+characters, and only what the core makes from Markdown and LaTeX (MathML) is real markup.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from html import escape
 
 from physgrade.grading import GradingItem
-from physgrade.maths import to_html
+from physgrade.maths import FIT_FROM, FIT_MOST, to_html
 from physgrade.queries import Question, QuestionDetail, ResponseSummary
 from physgrade.template import ParsedSolution, Span, section_text
 from physgrade_ui import style
@@ -21,37 +21,68 @@ STEP_PARTS = (("reasoning", "Reasoning"), ("general_formula", "General formula")
               ("substitution", "Substitution"), ("calculation", "Calculation"),
               ("result", "Result"))
 
+#: Made for reading mathematics in a pane of 450 to 1200 px: labels sit above their text (a label
+#: column would starve it), words never break inside (only code and LaTeX source may), display
+#: formulas wrap between the pieces :mod:`physgrade.maths` splits them into rather than scroll,
+#: and below 720 px the reference and the response stack, reference first. A piece too wide to
+#: fit is shrunk (not below 9 px) by its ``fit-N`` class (N: its estimated width in em) against
+#: the width of its column, which container units measure: a little under N em across it.
+FITS = "\n".join(f".display-math.fit-{n} math {{ font-size: clamp(9px, 87cqi / {n}, 1.08em); }}"
+                 for n in range(FIT_FROM + 2, FIT_MOST + 1, 2))
 CSS = f"""
 html {{ background: {style.SURFACE}; }}
 body {{ font: 15px/1.55 "DejaVu Sans", "Segoe UI", sans-serif; color: {style.TEXT};
-        margin: 0; padding: 16px 22px 48px; }}
+        margin: 0; padding: 16px 22px 48px; overflow-wrap: break-word; }}
 h1 {{ font-size: 17px; margin: 0 0 2px; }}
 h2 {{ font-size: 13px; color: {style.MUTED}; border-bottom: 2px solid {style.BORDER};
       padding-bottom: 4px; margin: 18px 0 8px; }}
-h3 {{ font-size: 13.5px; margin: 14px 0 4px; color: {style.TEXT}; }}
+h3 {{ font-size: 13.5px; margin: 16px 0 4px; color: {style.TEXT}; }}
+h4, h5, h6 {{ font-size: 14px; margin: 12px 0 4px; }}  /* Markdown headings in a text */
+h6 {{ color: {style.MUTED}; }}
 p {{ margin: 4px 0 8px; }}
+ul, ol {{ margin: 4px 0 8px; padding-left: 1.6em; }}
+li {{ margin: 2px 0; }}
+blockquote {{ margin: 6px 0; padding: 0 0 0 12px; border-left: 3px solid {style.BORDER};
+              color: {style.MUTED}; }}
+code {{ font: 0.9em "DejaVu Sans Mono", monospace; background: {style.ALTERNATE};
+        border-radius: 3px; padding: 0 3px; overflow-wrap: anywhere; }}
+pre {{ background: {style.ALTERNATE}; border-radius: 4px; padding: 6px 10px; margin: 6px 0;
+       white-space: pre-wrap; overflow-wrap: anywhere; }}
+pre code {{ background: none; padding: 0; }}
+table {{ border-collapse: collapse; margin: 6px 0; }}
+th, td {{ border: 1px solid {style.BORDER}; padding: 3px 8px; vertical-align: top; }}
+th {{ background: {style.ALTERNATE}; }}
+.align-right {{ text-align: right; }}
+.align-center {{ text-align: center; }}
 .meta {{ color: {style.MUTED}; font-size: 13px; }}
 .question {{ background: {style.ALTERNATE}; border: 1px solid {style.BORDER}; border-radius: 6px;
              padding: 10px 16px; margin: 10px 0 4px; }}
-.columns {{ display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 26px; }}
+.columns {{ display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 28px; }}
 .columns > div {{ min-width: 0; }}
-table.parts {{ border-collapse: collapse; width: 100%; table-layout: fixed; }}
-table.parts td {{ vertical-align: top; padding: 3px 0; overflow-wrap: anywhere; }}
-table.parts td + td {{ overflow-x: auto; }}  /* a wide formula scrolls in its own cell */
-.whole {{ overflow-x: auto; }}
-td.label {{ color: {style.ACCENT}; font-weight: 600; font-size: 12.5px; width: 124px;
-            padding-right: 10px !important; white-space: nowrap; }}
-.options td.label {{ width: 26px; color: {style.MUTED}; }}
+@media (max-width: 719.98px) {{ .columns {{ grid-template-columns: minmax(0, 1fr); gap: 0; }} }}
+.part {{ margin: 4px 0 10px; }}
+.part > .label {{ color: {style.ACCENT}; font-weight: 600; font-size: 12px; line-height: 1.4;
+                  letter-spacing: 0.02em; }}
+.facts {{ display: flex; flex-wrap: wrap; column-gap: 32px; margin-top: 6px; }}
+.facts > .part {{ margin-bottom: 2px; min-width: 0; }}
+table.options {{ width: 100%; table-layout: fixed; }}
+table.options td {{ border: none; padding: 2px 0; }}
+.options td.label {{ width: 26px; color: {style.MUTED}; font-weight: 600; }}
 .correct {{ color: {style.GOOD}; font-weight: 600; }}
 .final {{ background: {style.GOOD_BACKGROUND}; border-left: 3px solid {style.GOOD};
           padding: 6px 10px; border-radius: 3px; }}
 .tag {{ font-size: 11.5px; font-weight: 600; padding: 1px 7px; border-radius: 9px;
-        margin-left: 6px; vertical-align: 1px; }}
+        margin-left: 6px; vertical-align: 1px; white-space: nowrap; }}
 .good {{ color: {style.GOOD}; background: {style.GOOD_BACKGROUND}; }}
 .warn {{ color: {style.WARN}; background: {style.WARN_BACKGROUND}; }}
-.display-math {{ margin: 6px 0; overflow-x: auto; text-align: center; }}
+.display-math {{ display: flex; flex-wrap: wrap; justify-content: center; align-items: baseline;
+                 row-gap: 6px; margin: 8px 0; }}
+.display-math > .piece {{ display: inline-flex; flex-wrap: wrap; align-items: baseline;
+                          max-width: 100%; }}
 .tex-error {{ color: #8c1d18; background: #fdecea; border-radius: 3px; padding: 0 3px; }}
 math {{ font-size: 1.08em; }}
+body, .question, .columns > div {{ container-type: inline-size; }}
+{FITS}
 hr {{ border: none; border-top: 1px solid {style.BORDER}; margin: 18px 0; }}
 .placeholder {{ color: {style.MUTED}; margin-top: 40px; text-align: center; }}
 """
@@ -65,13 +96,18 @@ def tag(text: str, good: bool) -> str:
     return f'<span class="tag {"good" if good else "warn"}">{escape(text)}</span>'
 
 
-def _rows(rows: list[tuple[str, str]], css_class: str = "parts") -> str:
-    """A two-column table of (label, already escaped HTML) pairs; nothing for no rows."""
-    if not rows:
-        return ""
-    body = "".join(f'<tr><td class="label">{escape(label)}</td><td>{value}</td></tr>'
-                   for label, value in rows)
-    return f'<table class="parts {css_class}">{body}</table>'
+def _parts(parts: list[tuple[str, str]]) -> str:
+    """(label, already escaped HTML) pairs, each label above its text so the text has the
+    pane's whole width; nothing for no parts."""
+    return "".join(f'<div class="part"><div class="label">{escape(label)}</div>'
+                   f"<div>{value}</div></div>" for label, value in parts)
+
+
+def _options(options: list[tuple[str, str]]) -> str:
+    """Answer options beside their letters: a letter is narrow, so it keeps a column."""
+    body = "".join(f'<tr><td class="label">{escape(letter)}</td><td>{value}</td></tr>'
+                   for letter, value in options)
+    return f'<table class="options">{body}</table>'
 
 
 def _facts(question: Question) -> list[str]:
@@ -90,13 +126,14 @@ def question_block(question: Question) -> str:
     """The question, its options (the right one marked) and its expected answer."""
     parts = [to_html(question.question)]
     if question.options:
-        parts.append(_rows([(letter, f'<span class="correct">{to_html(option)} ✓</span>'
-                             if letter == question.answer else to_html(option))
-                            for letter, option in question.options.items()], "options"))
+        parts.append(_options([(letter, f'<span class="correct">{to_html(option)} ✓</span>'
+                                if letter == question.answer else to_html(option))
+                               for letter, option in question.options.items()]))
     answer = [("Answer", to_html(question.answer))] if question.answer else []
     if question.unit:
         answer.append(("Unit", to_html(question.unit)))
-    parts.append(_rows(answer))
+    if answer:
+        parts.append(f'<div class="facts">{_parts(answer)}</div>')
     return f'<div class="question">{"".join(parts)}</div>'
 
 
@@ -112,12 +149,12 @@ def solution_block(text: str | None, sections: ParsedSolution | None, what: str)
         return to_html(section_text(text, span))
 
     blocks = ["<h3>Formulation</h3>",
-              _rows([(label, part(sections.formulation_parts[key]))
-                     for key, label in FORMULATION_PARTS if key in sections.formulation_parts])
+              _parts([(label, part(sections.formulation_parts[key]))
+                      for key, label in FORMULATION_PARTS if key in sections.formulation_parts])
               or part(sections.formulation)]
     for step in sections.steps:
         rows = [(label, part(step.parts[key])) for key, label in STEP_PARTS if key in step.parts]
-        blocks += [f"<h3>Step {step.number}</h3>", _rows(rows) or part(step.span)]
+        blocks += [f"<h3>Step {step.number}</h3>", _parts(rows) or part(step.span)]
     if not sections.steps:
         blocks += ["<h3>Solution</h3>", part(sections.solution)]
     blocks += ["<h3>Final answer</h3>", f'<div class="final">{part(sections.final_answer)}</div>']
@@ -125,7 +162,8 @@ def solution_block(text: str | None, sections: ParsedSolution | None, what: str)
 
 
 def grading_html(item: GradingItem) -> str:
-    """The workbench's reading: the question on top, the reference and the response side by side."""
+    """The workbench's reading: the question on top, the reference and the response side by side
+    (one above the other in a narrow pane)."""
     question = item.question
     compliance = tag("template-compliant" if item.compliant else "not compliant", item.compliant)
     heading = (f"<h1>{escape(question.id)}</h1>"

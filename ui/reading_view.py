@@ -12,25 +12,62 @@ milliseconds where reloading a page takes tens, which keeps moving between items
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import sys
 from functools import partial
 
-if hasattr(os, "geteuid") and os.geteuid() == 0:
-    # Chromium's sandbox refuses to start as root (containers, CI). Content is escaped and
-    # script-free, so the sandbox guards nothing here that the settings below do not.
-    os.environ.setdefault("QTWEBENGINE_DISABLE_SANDBOX", "1")
 # Text and MathML render as fast in software, and Chromium's GPU process crashes on displays
 # without a suitable OpenGL configuration (16-bit virtual displays, some remote sessions).
-os.environ.setdefault("QTWEBENGINE_CHROMIUM_FLAGS", "--disable-gpu")
+# Chromium's own log is kept to fatal errors: what it says otherwise (a system D-Bus it cannot
+# reach, and the like) is nothing the person at the terminal can act on. Flags the user set
+# are theirs.
+_flags = os.environ.get("QTWEBENGINE_CHROMIUM_FLAGS", "--disable-gpu --log-level=3")
+if hasattr(os, "geteuid") and os.geteuid() == 0 and "--no-sandbox" not in _flags.split():
+    # Chromium's sandbox refuses to start as root (containers, CI). Content is escaped and
+    # script-free, so the sandbox guards nothing here that the settings below do not. Turned off
+    # by flag: QTWEBENGINE_DISABLE_SANDBOX would print "Sandboxing disabled by user." each start.
+    _flags += " --no-sandbox"
+os.environ["QTWEBENGINE_CHROMIUM_FLAGS"] = _flags
 
-from PySide6.QtCore import QTimer, QUrl, Qt, Signal  # noqa: E402
+import shiboken6  # noqa: E402
+from PySide6.QtCore import (QMessageLogContext, QTimer, QUrl, Qt, QtMsgType,  # noqa: E402
+                            Signal, qFormatLogMessage)
 from PySide6.QtWebEngineCore import (QWebEnginePage, QWebEngineProfile,  # noqa: E402
                                      QWebEngineScript, QWebEngineSettings,
                                      QWebEngineUrlRequestInfo, QWebEngineUrlRequestInterceptor)
 from PySide6.QtWebEngineWidgets import QWebEngineView  # noqa: E402
 from PySide6.QtGui import QResizeEvent  # noqa: E402
-from PySide6.QtWidgets import QWidget  # noqa: E402
+from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
+
+#: What QtWebEngine says on every start where it finds no GPU it knows (virtual displays, remote
+#: sessions, software OpenGL: it probes OpenGL, then Vulkan) and, under --disable-gpu, that it
+#: has no GPU information: nothing to act on, as the reading renders in software by design.
+NOISE = ("Failed to load vulkan:", "initInstance: No Vulkan library available",
+         "Failed to create platform Vulkan instance", "Unable to detect GPU vendor",
+         "GPUInfo not initialized on GpuInfoUpdate")
+
+
+def print_unless_noise(kind: QtMsgType, context: QMessageLogContext, message: str) -> None:
+    """A Qt message handler: every message printed as Qt's own handler prints it, but for
+    QtWebEngine's :data:`NOISE`."""
+    if not message.startswith(NOISE):
+        sys.stderr.write(qFormatLogMessage(kind, context, message) + "\n")
+
+
+def _release_pages() -> None:
+    """Delete the web pages still alive while their profile is: Qt warns "Release of profile
+    requested but WebEnginePage still not deleted" when the application goes first, as it does
+    at exit after a window was closed but not deleted."""
+    for widget in QApplication.allWidgets():
+        if isinstance(widget, QWebEngineView):
+            # A page answers its pending scripts as it goes: nobody is listening any more.
+            widget.blockSignals(True)
+            shiboken6.delete(widget.page())
+
+
+atexit.register(_release_pages)  # before PySide's own clean-up, which ends the application
 
 _APP_WORLD = QWebEngineScript.ScriptWorldId.ApplicationWorld
 _SHELL_URL = QUrl("about:blank")

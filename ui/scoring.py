@@ -3,22 +3,27 @@
 A view over a :class:`~physgrade.grading.GradingItem`: it shows the item and reports what the
 grader chose (``value_chosen``, ``note_edited``). The workbench writes through the core and
 hands the updated item back, so what the panel shows is always what the project holds.
+
+The current criterion spells out what each of its values means (the project's level
+descriptions), so nobody has to remember that COR 1 is "one local slip"; the other rows keep to
+their one help line. A key the current criterion does not take is refused beside it.
 """
 
 from __future__ import annotations
 
 from functools import partial
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent
-from PySide6.QtWidgets import (QButtonGroup, QFrame, QHBoxLayout, QLineEdit, QPushButton,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QButtonGroup, QFrame, QGridLayout, QHBoxLayout, QLabel,
+                               QLineEdit, QPushButton, QVBoxLayout, QWidget)
 
 from physgrade.grading import GradingItem
-from physgrade.rubric import FINAL_ANSWER, Criterion, Rubric
+from physgrade.rubric import FINAL_ANSWER, Criterion, Rubric, value_text
 from physgrade_ui.widgets import RowCursor, label
 
-NA = "N/A"
+#: How long a refused key's message stays beside the criterion.
+REFUSAL_MS = 4000
 
 
 class NoteEdit(QLineEdit):
@@ -33,14 +38,28 @@ class NoteEdit(QLineEdit):
         super().keyPressEvent(event)
 
 
-class CriterionRow(QFrame):
-    """One criterion: key and name, a button per allowed value, the help line, the note."""
+def _restyle(widget: QWidget, name: str, value: bool) -> None:
+    """Set a property the style sheet reads, re-polishing only when it changes (polishing a
+    widget costs more than the rest of showing a row)."""
+    if widget.property(name) == value:
+        return
+    widget.setProperty(name, value)
+    widget.style().unpolish(widget)
+    widget.style().polish(widget)
 
-    def __init__(self, criterion: Criterion, values: tuple[int, ...],
+
+class CriterionRow(QFrame):
+    """One criterion: key and name, a button per allowed value, the help line, the note.
+
+    While it is the current criterion, what each value means replaces the help line, one line
+    per value; the chosen value's line is highlighted.
+    """
+
+    def __init__(self, criterion: Criterion, multiple_choice: bool,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.criterion = criterion
-        self.values = values
+        self.values = criterion.allowed_values(multiple_choice)
         self.setProperty("role", "criterion")
         self.setProperty("current", False)
         self.buttons = QButtonGroup(self)
@@ -50,52 +69,99 @@ class CriterionRow(QFrame):
         key = label(criterion.key, "criterion-key")
         key.setFixedWidth(40)
         top.addWidget(key)
-        top.addWidget(label(criterion.name, "criterion-name"), 1)
-        choices: list[int | None] = list(values) + ([None] if criterion.allows_na else [])
-        for value in choices:
-            button = QPushButton(NA if value is None else str(value))
+        name = label(criterion.name, "criterion-name")
+        name.setWordWrap(True)  # a narrow panel wraps the name rather than clip the buttons
+        top.addWidget(name, 1)
+        self.descriptions_shown = True
+        self._described: dict[int | None, str] | None = None
+        self.levels = QWidget(self)
+        grid = QGridLayout(self.levels)
+        grid.setContentsMargins(0, 2, 0, 0)
+        grid.setHorizontalSpacing(4)
+        grid.setVerticalSpacing(1)
+        grid.setColumnStretch(1, 1)
+        self.level_labels: dict[int | None, tuple[QLabel, QLabel]] = {}
+        for line, value in enumerate(criterion.choices(multiple_choice)):
+            button = QPushButton(value_text(value))
             button.setCheckable(True)
             button.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # keys go to the panel, not a button
             button.setProperty("role", "value")
             button.setProperty("value", value)
-            button.setToolTip("N/A — key N" if value is None else f"{value} point(s) — key {value}")
             self.buttons.addButton(button)
             top.addWidget(button)
-        help_text = label(criterion.help, "muted")
-        help_text.setWordWrap(True)
+            shown_value = label(value_text(value), "level-value", self.levels)
+            shown_value.setAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
+            meaning = label("", "level", self.levels)
+            meaning.setWordWrap(True)
+            grid.addWidget(shown_value, line, 0, Qt.AlignmentFlag.AlignTop)
+            grid.addWidget(meaning, line, 1)
+            self.level_labels[value] = (shown_value, meaning)
+        self.refusal = label("", "refusal")
+        self.refusal.setWordWrap(True)
+        self.refusal.hide()
+        self.help = label(criterion.help, "criterion-help")
+        self.help.setWordWrap(True)
         self.note = NoteEdit()
         self.note.setPlaceholderText("Note on this criterion — Enter keeps it, Esc cancels")
         self.note.hide()
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(10, 7, 10, 7)
+        layout.setContentsMargins(10, 6, 10, 6)
         layout.setSpacing(3)
         layout.addLayout(top)
-        layout.addWidget(help_text)
+        layout.addWidget(self.refusal)
+        layout.addWidget(self.help)
+        layout.addWidget(self.levels)
         layout.addWidget(self.note)
+        self.describe({})
+        self._show_parts()
 
     def hold(self, widget: QWidget) -> None:
-        """Show ``widget`` under the help line (the ANS row holds the rules' hint)."""
+        """Show ``widget`` above the note (the ANS row holds the rules' hint)."""
         if widget.parentWidget() is self:
             return
         previous = widget.parentWidget()
         if previous is not None and previous.layout() is not None:
             previous.layout().removeWidget(widget)
-        self.layout().insertWidget(2, widget)
+        self.layout().insertWidget(self.layout().indexOf(self.note), widget)
+
+    def describe(self, described: dict[int | None, str]) -> None:
+        """Show what each value means (the texts the project holds; the buttons' tooltips too)."""
+        if described == self._described:
+            return
+        self._described = dict(described)
+        for button in self.buttons.buttons():
+            value = button.property("value")
+            key = "N" if value is None else str(value)
+            meaning = described.get(value)
+            button.setToolTip(f"{value_text(value)}: {meaning}\nKey {key}" if meaning
+                              else f"{value_text(value)} — key {key}")
+            self.level_labels[value][1].setText(meaning or "")
 
     def show_value(self, given: bool, value: int | None, note: str | None) -> None:
         for button in self.buttons.buttons():
-            button.setChecked(given and button.property("value") == value)
+            chosen = given and button.property("value") == value
+            button.setChecked(chosen)
+            for shown in self.level_labels[button.property("value")]:
+                _restyle(shown, "chosen", chosen)
         if not self.note.hasFocus():
             self.note.setText(note or "")
             self.note.setCursorPosition(0)  # show a long note from its start
             self.note.setVisible(bool(note))
 
     def set_current(self, current: bool) -> None:
-        if self.property("current") == current:
-            return  # re-polishing a styled frame costs more than everything else here
-        self.setProperty("current", current)
-        self.style().unpolish(self)
-        self.style().polish(self)
+        _restyle(self, "current", current)
+        self._show_parts()
+
+    def set_descriptions_shown(self, shown: bool) -> None:
+        self.descriptions_shown = shown
+        self._show_parts()
+
+    def _show_parts(self) -> None:
+        """The current row explains its values; the others keep their help line; with the
+        descriptions hidden, neither shows."""
+        current = bool(self.property("current"))
+        self.help.setVisible(self.descriptions_shown and not current)
+        self.levels.setVisible(self.descriptions_shown and current)
 
 
 class ScoringPanel(RowCursor, QWidget):
@@ -113,15 +179,25 @@ class ScoringPanel(RowCursor, QWidget):
         self._layout_key: tuple[str, bool] | None = None
         self._row_sets: dict[tuple[str, bool], list[CriterionRow]] = {}
         self.hint: QWidget | None = None  # shown in the ANS row; it never scores
+        self.descriptions_shown = True
+        self._refused: CriterionRow | None = None
+        self._refusal_timer = QTimer(self)
+        self._refusal_timer.setSingleShot(True)
+        self._refusal_timer.timeout.connect(self._end_refusal)
         self.title = label("", "section")
         self.total = label("", "total")
+        self.scored = label("", "muted")  # how many criteria are scored, under the title
         self.stages = label("", "muted")
         self.stages.setWordWrap(True)
         self.errors = label("", "muted")
         self.errors.setWordWrap(True)
-        heading = QHBoxLayout()
-        heading.addWidget(self.title, 1)
-        heading.addWidget(self.total)
+        heading = QGridLayout()
+        heading.setVerticalSpacing(0)
+        heading.addWidget(self.title, 0, 0)
+        heading.addWidget(self.scored, 1, 0)
+        heading.addWidget(self.total, 0, 1, 2, 1, Qt.AlignmentFlag.AlignRight
+                          | Qt.AlignmentFlag.AlignVCenter)
+        heading.setColumnStretch(0, 1)
         self.row_box = QVBoxLayout()
         self.row_box.setSpacing(4)
         layout = QVBoxLayout(self)
@@ -141,6 +217,7 @@ class ScoringPanel(RowCursor, QWidget):
             self._build(item.rubric, multiple_choice)
         self.item = item
         for row in self.rows:
+            row.describe(item.levels.get(row.criterion.key, {}))
             given = item.mine.get(row.criterion.key)
             row.show_value(given is not None, given.value if given else None,
                            given.note if given else None)
@@ -167,7 +244,8 @@ class ScoringPanel(RowCursor, QWidget):
         if key not in self._row_sets:
             rows = []
             for criterion in rubric.criteria:
-                row = CriterionRow(criterion, criterion.allowed_values(multiple_choice), self)
+                row = CriterionRow(criterion, multiple_choice, self)
+                row.set_descriptions_shown(self.descriptions_shown)
                 row.buttons.buttonClicked.connect(partial(self._clicked, criterion.key))
                 row.note.returnPressed.connect(partial(self._note_done, row))
                 row.note.cancelled.connect(partial(self._note_cancelled, row))
@@ -182,12 +260,21 @@ class ScoringPanel(RowCursor, QWidget):
         self.title.setText(f"{rubric.title} rubric" + ("  ·  multiple choice"
                                                        if multiple_choice else ""))
 
+    def set_descriptions_shown(self, shown: bool) -> None:
+        """Show or hide what each value of the current criterion means, and the other rows'
+        help lines (hidden, the panel is as compact as it gets; tooltips still explain)."""
+        self.descriptions_shown = shown
+        for rows in self._row_sets.values():
+            for row in rows:
+                row.set_descriptions_shown(shown)
+
     def _show_totals(self) -> None:
         item = self.item
         values = item.values
-        earned, possible = item.rubric.total(values)
-        scored = len(values)
-        self.total.setText(f"{earned} / {possible}" if scored else f"– / {item.rubric.maximum}")
+        earned, _ = item.rubric.total(values)
+        out_of = item.rubric.out_of(values)
+        self.total.setText(f"{earned} / {out_of}" if values else f"– / {out_of}")
+        self.scored.setText(f"{len(values)} of {len(item.rubric.criteria)} scored")
         parts = []
         for stage in item.rubric.stages:
             keys = [c for c in item.rubric.criteria if c.stage == stage]
@@ -204,6 +291,30 @@ class ScoringPanel(RowCursor, QWidget):
                             else ""))
 
     # -- the current criterion ----------------------------------------------------------
+
+    def set_current(self, index: int) -> None:
+        """Move the current criterion; a refusal said beside the one left goes with it."""
+        before = self.current
+        super().set_current(index)
+        if self.current != before:
+            self._end_refusal()
+
+    def refuse(self, text: str) -> None:
+        """Say beside the current criterion why a key did nothing ("COR takes 0, 1, 2."), for
+        a few seconds, where the grader is looking rather than only in the status bar."""
+        if not self.rows:
+            return
+        self._end_refusal()
+        self._refused = self.rows[self.current]
+        self._refused.refusal.setText(text)
+        self._refused.refusal.show()
+        self._refusal_timer.start(REFUSAL_MS)
+
+    def _end_refusal(self) -> None:
+        self._refusal_timer.stop()
+        if self._refused is not None:
+            self._refused.refusal.hide()
+            self._refused = None
 
     @property
     def current_criterion(self) -> Criterion | None:

@@ -87,6 +87,9 @@ QPushButton[role="value"]:checked {{
     background: {ACCENT}; color: white; border-color: {ACCENT};
 }}
 QPushButton[role="small"] {{ padding: 4px 8px; }}
+QPushButton[role="small"]:checked {{ background: #e6eef8; border-color: {ACCENT}; color: {ACCENT}; }}
+QWidget#reading-bar {{ border-bottom: 1px solid {BORDER}; }}
+QProgressBar[role="pace"] {{ min-height: 18px; max-height: 18px; font-size: 9pt; }}
 QToolButton {{
     background: {SURFACE}; border: 1px solid {BORDER}; border-radius: 4px; padding: 4px 6px;
 }}
@@ -170,6 +173,18 @@ QLabel[role="final-name"] {{ color: {GOOD}; font-weight: 700; }}
 QLabel[role="final-value"] {{ color: {GOOD}; font-weight: 700; }}
 QTreeWidget#clusters {{ background: {SURFACE}; border: 1px solid {BORDER}; border-radius: 4px; }}
 QTreeWidget#clusters::item {{ padding: 3px 2px; }}
+QLabel[role="level-value"] {{
+    font-family: monospace; font-weight: 700; font-size: 9pt; color: {ACCENT};
+    border-radius: 3px; padding: 0 3px; min-width: 22px;
+}}
+QLabel[role="level-value"][chosen="true"] {{ background: {ACCENT}; color: white; }}
+QLabel[role="criterion-help"] {{ font-size: 9pt; color: {MUTED}; }}
+QLabel[role="level"] {{ font-size: 9pt; color: {TEXT}; }}
+QLabel[role="level"][chosen="true"] {{ color: {ACCENT}; }}
+QLabel[role="refusal"] {{
+    color: {WARN}; background: {WARN_BACKGROUND}; border: 1px solid {WARN}; border-radius: 4px;
+    padding: 1px 6px; font-size: 9pt; font-weight: 600;
+}}
 """
 
 

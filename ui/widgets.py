@@ -6,9 +6,9 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Callable, Iterable, Iterator
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtCore import QAbstractItemModel
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QKeySequence, QPainter, QPaintEvent, QPalette
 from PySide6.QtWidgets import (QAbstractItemView, QFrame, QHBoxLayout, QHeaderView, QLabel,
                                QMenu, QPushButton, QSizePolicy, QVBoxLayout,
                                QTableView, QTableWidget, QTableWidgetItem, QToolButton, QWidget)
@@ -38,6 +38,40 @@ def shortcuts(widget: QWidget, keys: Iterable[str], slot: Callable[[], object]) 
         widget.addAction(action)
         actions.append(action)
     return actions
+
+
+def named_shortcut(widget: QWidget, text: str, keys: Iterable[str], slot: Callable[[], object],
+                   checkable: bool = False) -> QAction:
+    """One action with a menu text and its ``keys``, acting while focus is in ``widget`` (as
+    :func:`shortcuts`), for a page's keys that a menu or a button also offers."""
+    action = QAction(text, widget)
+    action.setShortcuts([QKeySequence(key) for key in keys])
+    action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+    action.setCheckable(checkable)
+    action.triggered.connect(slot)
+    widget.addAction(action)
+    return action
+
+
+class ElidedLabel(QLabel):
+    """A one-line label that ends in "…" where its text does not fit; ``text()`` stays whole."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(0, super().minimumSizeHint().height())
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        painter = QPainter(self)
+        rect = self.contentsRect()
+        shown = self.fontMetrics().elidedText(" ".join(self.text().split()),
+                                              Qt.TextElideMode.ElideRight, rect.width())
+        self.style().drawItemText(painter, rect, int(Qt.AlignmentFlag.AlignLeft
+                                                     | Qt.AlignmentFlag.AlignVCenter),
+                                  self.palette(), self.isEnabled(), shown,
+                                  QPalette.ColorRole.WindowText)
 
 
 class RowCursor:

@@ -9,28 +9,38 @@ re-read from the project when the write's :class:`~physgrade.changes.Changes` co
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QShowEvent
-from PySide6.QtWidgets import QScrollArea, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (QHBoxLayout, QProgressBar, QScrollArea, QSplitter, QStackedWidget,
+                               QVBoxLayout, QWidget)
 
 from physgrade import scores
 from physgrade.changes import Changes, Kind
 from physgrade.grading import Given, GradingItem, compare, grading_item
+from physgrade.pace import Pace
 from physgrade.project import Project
 from physgrade.queue import (Position, QueueFilter, QueueItem, facet_values, load_position,
                              load_queue, save_position)
-from physgrade_ui import reading
+from physgrade_ui import preferences, reading
 from physgrade_ui.answer_hint import AnswerHints
-from physgrade_ui.comparison import ComparisonStrip
+from physgrade_ui.comparison import ComparisonPanel
 from physgrade_ui.operations import Operations, Write
 from physgrade_ui.pages import Section
 from physgrade_ui.queue_view import QueuePanel
+from physgrade_ui.reading_bar import ReadingBar
 from physgrade_ui.reading_view import BufferedReadingView
 from physgrade_ui.scoring import ScoringPanel
-from physgrade_ui.widgets import shortcuts
+from physgrade_ui.widgets import label, named_shortcut, shortcuts
+
+#: the panes' first widths, before the grader has moved a splitter
+QUEUE_WIDTH = 270
+RUBRIC_WIDTH = 400
+#: the pause before auto-advance moves on, long enough to see the last score land
+ADVANCE_DELAY_MS = 400
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +69,7 @@ class GradingPage(QSplitter):
         self.grader: str | None = None
         self.item: GradingItem | None = None
         self.undo_stack: list[Change] = []
+        self.pace = Pace()
 
         self.queue = QueuePanel()
         self.queue.filter_changed.connect(self._filter_changed)
@@ -68,6 +79,12 @@ class GradingPage(QSplitter):
         self.reader = BufferedReadingView(reading.CSS)
         self.reader.rendered.connect(self._rendered)
         self.reader.show_html(reading.placeholder("Choose a response in the queue."))
+        self.comparison = ComparisonPanel()
+        self.comparison.closed.connect(self.close_comparison)
+        self.reading = QStackedWidget()
+        self.reading.addWidget(self.reader)
+        self.reading.addWidget(self.comparison)
+        self.bar = ReadingBar()
 
         self.panel = ScoringPanel()
         self.panel.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
@@ -76,61 +93,216 @@ class GradingPage(QSplitter):
         self.panel.note_closed.connect(self.focus_panel)
         self.hints = AnswerHints(ops, self)
         self.panel.set_hint(self.hints.view)
-        self.comparison = ComparisonStrip()
+        self.progress_bar = QProgressBar()
+        self.progress_bar.setFormat("%v of %m graded")
+        self.progress_bar.setToolTip("Responses you have graded in full, of those the queue's "
+                                     "filter shows")
+        self.progress_bar.setProperty("role", "pace")
+        self.pace_label = label("", "muted")
+        self.pace_label.setToolTip("Responses you have graded in full since physgrade started, "
+                                   "and how many per hour of work (a pause counts five minutes "
+                                   "at most)")
         side = QWidget()
         side_layout = QVBoxLayout(side)
-        side_layout.setContentsMargins(10, 12, 14, 12)
-        side_layout.setSpacing(14)
+        side_layout.setContentsMargins(10, 10, 14, 12)
+        side_layout.setSpacing(8)
+        pace_row = QHBoxLayout()
+        pace_row.setSpacing(8)
+        pace_row.addWidget(self.progress_bar, 1)
+        pace_row.addWidget(self.pace_label)
+        side_layout.addLayout(pace_row)
         side_layout.addWidget(self.panel)
-        side_layout.addWidget(self.comparison)
         side_layout.addStretch(1)
-        scroller = QScrollArea()
+        self.side = scroller = QScrollArea()
         scroller.setWidget(side)
         scroller.setWidgetResizable(True)
         scroller.setFrameShape(QScrollArea.Shape.NoFrame)
         scroller.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroller.setMinimumWidth(360)
 
+        middle = QWidget()
+        middle_layout = QVBoxLayout(middle)
+        middle_layout.setContentsMargins(0, 0, 0, 0)
+        middle_layout.setSpacing(0)
+        middle_layout.addWidget(self.bar)
+        middle_layout.addWidget(self.reading, 1)
         self.addWidget(self.queue)
-        self.addWidget(self.reader)
+        self.addWidget(middle)
         self.addWidget(scroller)
         self.setStretchFactor(1, 1)
-        self.setChildrenCollapsible(True)
-        scroller.setMinimumWidth(400)
+        self.setChildrenCollapsible(False)
+        self.splitterMoved.connect(self._remember_sizes)
         self._sized = False
         self.keys = self._make_keys()
+        self.view_actions = [self.queue_action, self.descriptions_action, self.compare_action,
+                             self.zoom_in_action, self.zoom_out_action, self.zoom_reset_action]
+        self.menu_actions = [self._preference_action(
+            "&Advance When a Response Is Graded", preferences.AUTO_ADVANCE),
+            self._preference_action("&Hide the Rules Hint Until ANS Is Scored",
+                                    preferences.HINT_AFTER_ANSWER, self._hint_setting_changed)]
+        self.bar.connect_actions(self.queue_action, self.compare_action, self.zoom_out_action,
+                                 self.zoom_in_action, self.zoom_reset_action)
+        self.queue.setVisible(not preferences.QUEUE_HIDDEN.get())
+        self.queue_action.setChecked(self.queue.isHidden())
+        self.descriptions_action.setChecked(preferences.DESCRIPTIONS_HIDDEN.get())
+        self.panel.set_descriptions_shown(not self.descriptions_action.isChecked())
+        self._set_zoom(preferences.ZOOM.get())
+        self._show_pace()
 
     def showEvent(self, event: QShowEvent) -> None:
-        """Lay the three panes out once, and put the keyboard on the panel, ready to score."""
+        """Lay the three panes out once (as the grader left them, else the reading widest),
+        and put the keyboard on the panel, ready to score."""
         super().showEvent(event)
         if not self._sized:
             self._sized = True
-            width = self.width()
-            self.setSizes([340, width - 340 - 430, 430])
+            state = preferences.GRADE_SPLITTER.get()
+            if state.isEmpty() or not self.restoreState(state):
+                width = self.width()
+                self.setSizes([QUEUE_WIDTH, width - QUEUE_WIDTH - RUBRIC_WIDTH, RUBRIC_WIDTH])
+            self.queue.setVisible(not self.queue_action.isChecked())
         QTimer.singleShot(0, self.focus_panel)
+
+    def _remember_sizes(self) -> None:
+        preferences.GRADE_SPLITTER.set(self.saveState())
 
     # -- keys -------------------------------------------------------------------------------
 
     def _make_keys(self) -> list[tuple[str, str, list[QAction]]]:
-        """The workbench's shortcuts, grouped as the help overlay lists them."""
+        """The workbench's shortcuts, grouped as the help overlay lists them; the ones the
+        menus also offer are kept as named actions."""
         key = partial(shortcuts, self)
+        named = partial(named_shortcut, self)
+        self.queue_action = named("Hide the Q&ueue", ["Q"], self.toggle_queue, checkable=True)
+        self.descriptions_action = named("Hide the &Level Descriptions", ["D"],
+                                         self.toggle_descriptions, checkable=True)
+        self.compare_action = named("&Compare With the Other Raters", ["C"],
+                                    self.toggle_comparison, checkable=True)
+        # Esc closes the comparison; enabled only while it is open, so that Esc still cancels
+        # a note or leaves the search field.
+        self.escape_action = named("Close the Comparison", ["Escape"], self.close_comparison)
+        self.escape_action.setEnabled(False)
+        self.zoom_in_action = named("Zoom &In", ["Ctrl+=", "Ctrl++"], partial(self.zoom, 1))
+        self.zoom_out_action = named("Zoom Ou&t", ["Ctrl+-"], partial(self.zoom, -1))
+        self.zoom_reset_action = named("Actual Si&ze", ["Ctrl+0"], partial(self.zoom, 0))
         return [
             ("0 – 9", "Score the current criterion",
              [a for digit in range(10) for a in key([str(digit)], partial(self.score_key, digit))]),
             ("N", "N/A (where the rubric allows it)", key(["N"], partial(self.score_key, None))),
             ("↑  ↓", "Previous / next criterion",
-             key(["Up"], partial(self.panel.move, -1)) + key(["Down"], partial(self.panel.move, 1))),
+             key(["Up"], partial(self.move, -1)) + key(["Down"], partial(self.move, 1))),
             ("E", "Write a note on the criterion (Enter keeps it)", key(["E"], self.open_note)),
             ("Ctrl+Z", "Undo the last change", key(["Ctrl+Z"], self.undo)),
             ("→  ←", "Next / previous response",
              key(["Right"], partial(self.step, 1)) + key(["Left"], partial(self.step, -1))),
             ("U", "Next response I have not finished", key(["U"], self.next_unfinished)),
             ("Space", "Scroll the reading down (Shift: up)",
-             key(["Space"], partial(self.reader.scroll_by_page, 1))
-             + key(["Shift+Space"], partial(self.reader.scroll_by_page, -1))),
+             key(["Space"], partial(self.scroll_reading, 1))
+             + key(["Shift+Space"], partial(self.scroll_reading, -1))),
+            ("C", "Compare with the other raters (once you have scored everything); Esc closes",
+             [self.compare_action, self.escape_action]),
+            ("Q", "Hide or show the queue", [self.queue_action]),
+            ("D", "Hide or show what each score level means", [self.descriptions_action]),
+            ("Ctrl+=  Ctrl+-  Ctrl+0", "Zoom the reading in, out, back to 100%",
+             [self.zoom_in_action, self.zoom_out_action, self.zoom_reset_action]),
         ]
+
+    def _preference_action(self, text: str, preference: preferences.Preference[bool],
+                           changed: Callable[[], None] | None = None) -> QAction:
+        """A checkable menu entry kept in the user's preferences."""
+        action = QAction(text, self)
+        action.setCheckable(True)
+        action.setChecked(preference.get())
+        action.toggled.connect(preference.set)
+        if changed is not None:
+            action.toggled.connect(changed)
+        return action
 
     def help_section(self) -> Section:
         return ("Grading", [(keys, what) for keys, what, _ in self.keys])
+
+    # -- the layout -------------------------------------------------------------------------
+
+    def move(self, delta: int) -> None:
+        """Up / Down, or a score given: the next criterion, scrolled into view on a short
+        screen where the rubric does not fit."""
+        self.panel.move(delta)
+        self._reveal_current()
+
+    def _reveal_current(self) -> None:
+        if self.panel.rows:
+            self.side.ensureWidgetVisible(self.panel.rows[self.panel.current], 0, 12)
+
+    def toggle_queue(self) -> None:
+        """Q: give the queue's width to the reading, or take it back."""
+        hidden = not self.queue.isHidden()
+        self.queue.setVisible(not hidden)
+        self.queue_action.setChecked(hidden)
+        preferences.QUEUE_HIDDEN.set(hidden)
+        self.ops.say("Queue hidden: Q shows it again." if hidden else "Queue shown.")
+
+    def toggle_descriptions(self) -> None:
+        """D: hide what each score level means (for graders who know the rubric by heart)."""
+        hidden = preferences.DESCRIPTIONS_HIDDEN.get() is False
+        preferences.DESCRIPTIONS_HIDDEN.set(hidden)
+        self.descriptions_action.setChecked(hidden)
+        self.panel.set_descriptions_shown(not hidden)
+
+    def zoom(self, direction: int) -> None:
+        """Ctrl+= / Ctrl+- / Ctrl+0: the reading's zoom, kept for this user."""
+        factor = preferences.zoomed(preferences.ZOOM.get(), direction)
+        preferences.ZOOM.set(factor)
+        self._set_zoom(factor)
+        self.ops.say(f"Reading at {factor:.0%}.")
+
+    def _set_zoom(self, factor: float) -> None:
+        for view in self.reader.views:
+            view.setZoomFactor(factor)
+        self.comparison.set_zoom(factor)
+        self.bar.show_zoom(factor)
+
+    def scroll_reading(self, direction: int) -> None:
+        if self.reading.currentWidget() is self.comparison:
+            self.comparison.scroll_by_page(direction)
+        else:
+            self.reader.scroll_by_page(direction)
+
+    def toggle_comparison(self) -> None:
+        """C: the other raters' scores, as wide as the reading, in place of it (or back)."""
+        if self.reading.currentWidget() is self.comparison:
+            self.close_comparison()
+            return
+        if self.item is None:
+            self.compare_action.setChecked(False)
+            self.ops.say("Choose a response first.")
+            return
+        self.reading.setCurrentWidget(self.comparison)
+        self.compare_action.setChecked(True)
+        self.escape_action.setEnabled(True)
+        self._show_comparison()
+
+    def close_comparison(self) -> None:
+        """Back to the reading (Esc, C, the panel's Close, or moving to another response)."""
+        if self.reading.currentWidget() is self.reader:
+            return
+        self.reading.setCurrentWidget(self.reader)
+        self.compare_action.setChecked(False)
+        self.escape_action.setEnabled(False)
+        self.focus_panel()
+
+    def _show_comparison(self) -> None:
+        """Fill the comparison for the item on show (blind until it is fully scored), and
+        say on its button whether there is anything to see."""
+        if self.item is None or self.project is None:
+            return
+        verdicts = compare(self.project, self.item, self.grader)
+        self.bar.show_comparison(self.item.complete, verdicts, self.item.values)
+        if self.reading.currentWidget() is self.comparison:
+            self.comparison.show_verdicts(self.item, verdicts)
+
+    def _show_pace(self) -> None:
+        self.progress_bar.setRange(0, max(self.queue.model.rowCount(), 1))
+        self.progress_bar.setValue(self.queue.model.graded_count())
+        self.pace_label.setText(self.pace.text())
 
     # -- the page ---------------------------------------------------------------------------
 
@@ -163,6 +335,8 @@ class GradingPage(QSplitter):
                 self.panel.set_current(criterion)
         elif changes.touches(Kind.SCORES):
             self._rescore(changes.responses)
+        elif changes.touches(Kind.RUBRICS) and self.item is not None:
+            self._reread_item()  # the level descriptions were reworded
 
     def stop(self) -> None:
         """The window is closing: end the answer checks and close their checker."""
@@ -210,14 +384,22 @@ class GradingPage(QSplitter):
         item = grading_item(self.project, self.item.response_id, self.grader)
         if item is None:
             return  # removed: the change that removed it re-reads the queue
-        self.item = item
+        before, self.item = self.item, item
+        if before is not None and before.response_id == item.response_id:
+            if item.complete and not before.complete:
+                self.pace.finish(item.response_id)
+                self._advance_later(item.response_id)
+            elif before.complete and not item.complete:
+                self.pace.reopen(item.response_id)
         self.panel.show_item(item, keep_current=True)
-        self.comparison.show_verdicts(item, compare(self.project, item, self.grader))
+        self._show_comparison()
         self.hints.show(self.project, item)
 
     def _show_nothing(self) -> None:
         self.item = None
         self.hints.view.clear()
+        self.close_comparison()
+        self.bar.show_comparison(False, None)
         message = ("No responses match the filter." if self.queue.model.items
                    else "This project has no responses yet. Import some with File ▸ Import.")
         self.reader.show_html(reading.placeholder(message))
@@ -271,11 +453,14 @@ class GradingPage(QSplitter):
         if item is None:  # removed since the queue was read
             self.ops.say(f"Response {response_id} is no longer in the project.")
             return
+        if self.item is not None and self.item.response_id != response_id:
+            self.close_comparison()  # a new response is read first, blind
         self.item = item
         self.reader.show_html(reading.grading_html(item))
         self.panel.show_item(item)
+        self._reveal_current()
         self.hints.show(self.project, item)
-        self.comparison.show_verdicts(item, compare(self.project, item, self.grader))
+        self._show_comparison()
         self._save_position(response_id, self.queue.model.filter)
 
     def _rendered(self) -> None:
@@ -319,11 +504,11 @@ class GradingPage(QSplitter):
             return
         if not self.panel.allowed(value):
             allowed = self.panel.rows[self.panel.current].values
-            self.ops.say(f"{criterion.key} takes {', '.join(map(str, allowed))}"
-                         + (" or N/A" if criterion.allows_na else "") + ".")
+            self.panel.refuse(f"{criterion.key} takes {', '.join(map(str, allowed))}"
+                              + (" or N/A" if criterion.allows_na else "") + ".")
             return
         self.score(criterion.key, value)
-        self.panel.move(1)
+        self.move(1)
 
     def score(self, criterion: str, value: int | None) -> None:
         """Write one criterion's score; once it is committed, remember how to undo it."""
@@ -343,7 +528,7 @@ class GradingPage(QSplitter):
         if self.item is None or criterion is None:
             return
         if criterion.key not in self.item.mine:
-            self.ops.say(f"Score {criterion.key} first, then add a note to it.")
+            self.panel.refuse(f"Score {criterion.key} first, then add a note to it.")
             return
         self.panel.open_note()
 
@@ -365,6 +550,7 @@ class GradingPage(QSplitter):
     def _saved(self, change: Change, message: str, changes: Changes) -> None:
         """A change is committed (at once, or later if it waited for a lock): it can be undone."""
         self.undo_stack.append(change)
+        self.pace.acted()
         self.ops.say(message)
 
     def undo(self) -> None:
@@ -386,9 +572,25 @@ class GradingPage(QSplitter):
         self.ops.write(write, partial(self._undone, change), "undo")
 
     def _undone(self, change: Change, changes: Changes) -> None:
+        self.pace.acted()
         if self.item is not None and self.item.response_id == change.response_id:
             self.panel.set_current(self.item.rubric.keys.index(change.criterion))
         self.ops.say(f"Undone: {change.criterion} on {change.response_id}.")
 
+    def _advance_later(self, response_id: str) -> None:
+        """The grader has just scored the last criterion: with auto-advance on, move on to
+        the next unfinished response after a moment (if they are still on this one)."""
+        if preferences.AUTO_ADVANCE.get():
+            QTimer.singleShot(ADVANCE_DELAY_MS, partial(self._advance_from, response_id))
+
+    def _advance_from(self, response_id: str) -> None:
+        if self.item is not None and self.item.response_id == response_id and self.item.complete:
+            self.next_unfinished()
+
+    def _hint_setting_changed(self) -> None:
+        if self.project is not None and self.item is not None:
+            self.hints.show(self.project, self.item)
+
     def _report_progress(self) -> None:
         self.progress.emit(self.queue.model.graded_count(), self.queue.model.rowCount())
+        self._show_pace()

@@ -1,5 +1,17 @@
 """Whether a response's final answer matches the reference answer, by answer type, with a reason.
 
+The rules say "not equivalent" only when they are sure; when they cannot tell, they say "not
+checked" and why, since a wrong hint misleads the person grading. They are not sure when:
+
+- the answer was picked out of running text that holds other numbers than the ones compared
+  (the last of several quantities, one formula among others): it may not be the one meant;
+- the reference and the response have different numbers of parts and either the response's
+  parts were picked out of such text or a part on either side cannot be read;
+- a vector's magnitude matches but its directions cannot be compared: worded outside the rules'
+  vocabulary, a compass direction against one measured from a line, different lines, or a
+  direction or angle that one side leaves out (:mod:`vector`);
+- a reference that is a signed number is answered with a magnitude and a direction.
+
 This runs in-process and is not bounded in time: callers that face untrusted text (every caller
 in the app) go through :mod:`physgrade.answers.sandbox`, which runs it in a worker process.
 """
@@ -15,7 +27,7 @@ from typing import Sequence
 import sympy
 
 from .. import taxonomy
-from . import expr, extract, latex, units
+from . import expr, extract, latex, units, vector
 from .latex import Unparseable
 from .outcome import Check, Outcome, Settings
 
@@ -31,12 +43,17 @@ CONSTANTS = {
 _TRUE = frozenset("true t yes y correct right 对 正确 是 真".split())
 _FALSE = frozenset("false f no n incorrect wrong 错 错误 否 不对 假".split())
 _COUNTED = re.compile(r"([-+]?[\d.]+)\s+[A-Za-z][A-Za-z\s-]*")
+_PICKED = "the answer was picked out of running text that holds other numbers too"
 
 
 @dataclass(frozen=True)
 class _Verdict:
+    """Whether a part matches, and why. ``sure`` is False where the rules cannot tell: the part
+    is then neither a match nor a mismatch, and the reason says what could not be compared."""
+
     same: bool
     reason: str
+    sure: bool = True
 
 
 def check(gold: str, pred: str, answer_type: str | None = None, unit: str | None = None,
@@ -55,8 +72,11 @@ def check(gold: str, pred: str, answer_type: str | None = None, unit: str | None
     gold_parts = [part.text for part in reference]
     pred_parts = _pred_parts(found, len(reference), [part.kind for part in reference])
     if len(pred_parts) != len(gold_parts):
-        return Check(Outcome.NOT_EQUIVALENT, f"the reference has {len(gold_parts)} answers; the "
-                     f"response gives {len(pred_parts)}", found.text)
+        counted = (f"the reference has {len(gold_parts)} answers; the response gives "
+                   f"{len(pred_parts)}")
+        if doubt := _count_doubt(found, reference, pred_parts, settings):
+            return Check(Outcome.NOT_CHECKED, f"{counted}, but {doubt}", found.text)
+        return Check(Outcome.NOT_EQUIVALENT, counted, found.text)
     verdicts = []
     for index, (part, pred_part) in enumerate(zip(reference, pred_parts)):
         gold_part, kind, part_unit = part.text, part.kind, part.unit
@@ -76,9 +96,51 @@ def check(gold: str, pred: str, answer_type: str | None = None, unit: str | None
             whose = "reference" if isinstance(error, _GoldError) else "response"
             return Check(Outcome.UNPARSEABLE, _numbered(index, len(gold_parts),
                                                         f"{whose} answer: {error}"), found.text)
-    reasons = "; ".join(_numbered(i, len(verdicts), v.reason) for i, v in enumerate(verdicts))
-    outcome = Outcome.EQUIVALENT if all(v.same for v in verdicts) else Outcome.NOT_EQUIVALENT
-    return Check(outcome, reasons, found.text)
+    return _conclusion(verdicts, found, pred_parts)
+
+
+def _conclusion(verdicts: list[_Verdict], found: extract.Found, used: list[str]) -> Check:
+    """Equivalent when every part matches; not equivalent when a part surely differs and the
+    answer is not a guess; otherwise not checked, with the reasons the rules could not tell."""
+    def reasons(which: list[tuple[int, _Verdict]]) -> str:
+        return "; ".join(_numbered(index, len(verdicts), v.reason) for index, v in which)
+
+    numbered = list(enumerate(verdicts))
+    if all(v.same for v in verdicts):
+        return Check(Outcome.EQUIVALENT, reasons(numbered), found.text)
+    if found.skips_numbers(used):
+        return Check(Outcome.NOT_CHECKED, _PICKED, found.text)
+    if any(v.sure and not v.same for v in verdicts):
+        return Check(Outcome.NOT_EQUIVALENT, reasons(numbered), found.text)
+    return Check(Outcome.NOT_CHECKED, reasons([(i, v) for i, v in numbered if not v.sure]),
+                 found.text)
+
+
+def _count_doubt(found: extract.Found, reference: list[Part], pred_parts: list[str],
+                 settings: Settings) -> str | None:
+    """Why different numbers of parts may not make a wrong answer, or None if they do."""
+    if found.skips_numbers(pred_parts):
+        return _PICKED
+    for part in reference:
+        if not _readable(part.kind, part.text, part.unit, settings):
+            return f"the reference's {part.text!r} cannot be read"
+    for text in pred_parts:
+        try:
+            kind = infer_type(latex.clean(text))
+        except Unparseable:
+            kind = "EX"
+        if not _readable(kind, text, None, settings):
+            return f"the response's {text!r} cannot be read"
+    return None
+
+
+def _readable(kind: str, text: str, unit: str | None, settings: Settings) -> bool:
+    """Whether the rules can read ``text`` as an answer of ``kind`` (compared with itself)."""
+    try:
+        _compare(kind, text, text, unit, settings)
+    except Unparseable:
+        return False
+    return True
 
 
 class _GoldError(Unparseable):
@@ -121,7 +183,7 @@ def _gold_parts(gold: str, answer_type: str | None) -> list[str]:
     declared = declared_types(answer_type)
     if len(parts) == 1 and declared not in (["IN"], ["MC"]) and not extract.option_letters(parts[0]):
         parts = latex.split_top_level(parts[0])
-    return [part for part in parts if part]
+    return vector.joined([part for part in parts if part])
 
 
 def declared_types(answer_type: str | None) -> list[str]:
@@ -180,13 +242,14 @@ def _units(unit: str | None, count: int) -> list[str | None]:
 
 
 def _pred_parts(found: extract.Found, count: int, types: list[str]) -> list[str]:
-    if len(found.parts) >= count > 1:
-        parts = list(found.parts[-count:])
-    elif count == 1:
-        parts = [found.parts[-1]]
-    else:
-        parts = [part for whole in found.parts for part in latex.split_top_level(whole)]
-    return parts if types != ["MC"] else [found.parts[-1]]
+    if types == ["MC"]:
+        return [found.parts[-1]]
+    given = vector.joined(list(found.parts))  # "130 m" and "22.6° north of east": one answer
+    if len(given) >= count > 1:
+        return given[-count:]
+    if count == 1:
+        return [given[-1]]
+    return vector.joined([part for whole in given for part in latex.split_top_level(whole)])
 
 
 def _compare(kind: str, gold: str, pred: str, unit: str | None, settings: Settings,
@@ -196,11 +259,17 @@ def _compare(kind: str, gold: str, pred: str, unit: str | None, settings: Settin
     pred = latex.clean(pred)
     if kind == "TF":
         return _truth(gold, pred)
+    if (expected := vector.read(gold)) is not None:
+        return _vectors(expected, pred, unit, settings)
     if kind == "IN":
         return _intervals(gold, pred, settings)
     if kind == "EQ":
         return _equations(gold, pred, settings)
     if kind == "NV":
+        given = vector.read(pred)
+        if given is not None and given.magnitude is not None:
+            return _number_against_vector(gold, given.magnitude, given.direction.text, unit,
+                                          settings)
         return _numbers(gold, pred, unit, settings)
     return _expressions(gold, pred, settings)
 
@@ -376,6 +445,83 @@ def _mantissa(value: float) -> float:
     if value == 0:
         return 0.0
     return value / 10 ** math.floor(math.log10(abs(value)))
+
+
+# -- vectors: a magnitude and a direction --------------------------------------------------
+
+def _vectors(expected: vector.Vector, pred: str, unit: str | None,
+             settings: Settings) -> _Verdict:
+    """Magnitude and direction compared apart; a wrong magnitude is wrong whatever the rest."""
+    given = vector.read(pred)
+    if given is None:
+        if expected.magnitude is None:
+            return _Verdict(False, f"the reference is a direction ({expected.direction.text}); "
+                                   "the response's answer gives none", sure=False)
+        if vector.is_angle(pred):  # "\boxed{22.6°} north of east": its words were left out
+            return _Verdict(False, f"the response's answer is an angle alone "
+                                   f"({vector.readable(pred)})", sure=False)
+        magnitude = _numbers(expected.magnitude, pred, unit, settings)
+        if not magnitude.same:
+            return _Verdict(False, f"magnitude: {magnitude.reason}", magnitude.sure)
+        return _Verdict(False, f"the response's answer gives no direction (magnitude: "
+                               f"{magnitude.reason})", sure=False)
+    parts = []
+    if expected.magnitude is not None and given.magnitude is None:
+        parts.append(_Verdict(False, "the response's answer gives no magnitude", sure=False))
+    elif expected.magnitude is not None and given.magnitude is not None:
+        magnitude = _numbers(expected.magnitude, given.magnitude, unit, settings)
+        parts.append(_Verdict(magnitude.same, f"magnitude: {magnitude.reason}", magnitude.sure))
+    direction = _directions(expected.direction, given.direction, settings)
+    parts.append(_Verdict(direction.same, f"direction: {direction.reason}", direction.sure))
+    same = all(part.same for part in parts)
+    sure = same or any(part.sure and not part.same for part in parts)
+    unsure_first = sorted(parts, key=lambda part: part.sure)  # why it was not checked leads
+    return _Verdict(same, "; ".join(part.reason for part in (parts if sure else unsure_first)),
+                    sure)
+
+
+def _directions(expected: vector.Direction, given: vector.Direction,
+                settings: Settings) -> _Verdict:
+    """Compass directions by bearing, in the frame the reference measures its angle in; other
+    directions by their words, and their angles where the words agree."""
+    shown = f"{given.text} vs {expected.text}"
+    if expected.bearing is not None and given.bearing is not None:
+        frame = expected.frame or given.frame
+        if frame is None:
+            same = math.isclose(given.bearing, expected.bearing)
+            return _Verdict(same, f"{shown}: {'the same' if same else 'a different'} direction")
+        angle, target = vector.angle_in(frame, given.bearing), vector.angle_in(frame, expected.bearing)
+        if given.frame != frame or given.angle is None or expected.angle is None:
+            shown += f" ({angle:.4g}° vs {target:.4g}° {vector.frame_words(frame)})"
+        return _close(angle, target, settings, shown)
+    if expected.bearing is not None or given.bearing is not None:
+        return _Verdict(False, f"{shown}: a compass direction against one that is not; the "
+                               "rules do not compare these", sure=False)
+    if given.words == expected.words:
+        if given.angle is not None and expected.angle is not None:
+            return _close(given.angle, expected.angle, settings, shown)
+        if given.angle is None and expected.angle is None:
+            return _Verdict(True, f"{shown}: the same direction")
+        missing = "the response" if given.angle is None else "the reference"
+        return _Verdict(False, f"{shown}: {missing} gives no angle", sure=False)
+    if given.turned_round() == expected.words:
+        if given.angle == expected.angle == 0:
+            return _Verdict(True, f"{shown}: the same direction (at 0°)")
+        return _Verdict(False, f"{shown}: the opposite direction")
+    return _Verdict(False, f"{shown}: directions worded differently, which the rules do not "
+                           "compare", sure=False)
+
+
+def _number_against_vector(gold: str, magnitude: str, direction: str, unit: str | None,
+                           settings: Settings) -> _Verdict:
+    """A number answered with a magnitude and a direction ("15 m/s downward"): the magnitude
+    answers it, unless the reference's sign stands for a direction."""
+    if value_text(gold).startswith("-"):
+        return _Verdict(False, f"the reference is a signed number ({gold}); the response gives a "
+                               f"magnitude with a direction ({direction})", sure=False)
+    verdict = _numbers(gold, magnitude, unit, settings)
+    return _Verdict(verdict.same, f"{verdict.reason} (the response adds the direction "
+                                  f"{direction!r})", verdict.sure)
 
 
 # -- expressions and equations ---------------------------------------------------------------

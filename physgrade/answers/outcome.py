@@ -11,6 +11,7 @@ class Outcome(StrEnum):
     NOT_EQUIVALENT = "not_equivalent"
     NO_ANSWER = "no_answer"        # the response states no final answer we can find
     UNPARSEABLE = "unparseable"    # an answer was found (or given) but cannot be read as maths
+    NOT_CHECKED = "not_checked"    # read, but the rules cannot tell whether it matches; the reason says why
     TIMEOUT = "timeout"            # the check ran out of its time or memory budget
 
 

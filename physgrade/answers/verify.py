@@ -2,8 +2,9 @@
 
 A check becomes the rater's final-answer score, so reports set it beside people and judges:
 ANS at its maximum for ``equivalent``, 0 for ``not_equivalent`` and ``no_answer``. The outcome,
-its reason and the answer found are kept in the assessment. ``unparseable`` and ``timeout``
-say nothing about the response, so they are stored as failed assessments without a score.
+its reason and the answer found are kept in the assessment. ``not_checked``, ``unparseable``
+and ``timeout`` say nothing about the response, so they are stored as failed assessments without
+a score.
 
 Each settings variant is its own rater: the defaults are ``rules``, a looser tolerance is
 ``rules [rtol 0.05]``. A run checks only responses this rater has not assessed (``recheck``

@@ -5,13 +5,19 @@ A reviewer gives each criterion of a judge's verdict an agreement (2 full, 1 par
 strict (it over-penalises). Both scales are defined here once; sessions, figures, reports and
 imports take them from here. Each write validates, commits at once and returns its
 :class:`~physgrade.changes.Changes` (:attr:`~physgrade.changes.Kind.REVIEWS` for the response).
+
+A verdict labelled correct agrees fully with every criterion, so a reviewer's writes never
+contradict that: labelling a verdict correct while a criterion is marked partial or disagree is
+refused, and marking a criterion so once the verdict was labelled correct clears that label (the
+reviewer's latest judgement wins, and they label the verdict again; their agreements are never
+dropped). Imported reviews are kept as recorded.
 """
 
 from __future__ import annotations
 
 from physgrade.changes import Changes, Kind
 from physgrade.project import Project, ProjectError, now_iso
-from physgrade.rubric import ScoreError
+from physgrade.rubric import Rubric, ScoreError
 from physgrade.scores import HUMAN, ensure_rater, is_person, scored
 
 #: A reviewer's label of a judge's verdict as a whole, in report order, with its meaning.
@@ -38,9 +44,14 @@ def verdicts_text(quoted: bool = False) -> str:
     return _either([repr(v) if quoted else v for v in VERDICTS])
 
 
+def agreement_text(level: int) -> str:
+    """One level for messages: "1 (partial)"."""
+    return f"{level} ({AGREEMENTS[level]})"
+
+
 def agreements_text() -> str:
     """The agreement scale for messages: "2 (full), 1 (partial) or 0 (disagree)"."""
-    return _either([f"{level} ({name})" for level, name in AGREEMENTS.items()])
+    return _either([agreement_text(level) for level in AGREEMENTS])
 
 
 def verdict_of(text: str) -> str | None:
@@ -72,11 +83,17 @@ def set_review_agreement(project: Project, reviewer: str, judge_id: int, respons
                 "DELETE FROM judge_review_criteria WHERE reviewer_id = ? AND judge_id = ? "
                 "AND response_id = ? AND criterion = ?", (rater, judge_id, response_id, criterion))
         else:
+            stamp = now_iso()
             project.conn.execute(
                 "INSERT INTO judge_review_criteria (reviewer_id, judge_id, response_id, "
                 "criterion, agreement, updated_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO "
                 "UPDATE SET agreement = excluded.agreement, updated_at = excluded.updated_at",
-                (rater, judge_id, response_id, criterion, agreement, now_iso()))
+                (rater, judge_id, response_id, criterion, agreement, stamp))
+            if agreement != FULL:  # "correct" no longer holds: the reviewer labels it again
+                project.conn.execute(
+                    "UPDATE judge_reviews SET verdict = NULL, updated_at = ? WHERE "
+                    "reviewer_id = ? AND judge_id = ? AND response_id = ? AND verdict = ?",
+                    (stamp, rater, judge_id, response_id, CORRECT))
     return changes | _reviewed(response_id, response.question_id)
 
 
@@ -91,12 +108,29 @@ def set_review_verdict(project: Project, reviewer: str, judge_id: int, response_
         raise ProjectError("a review needs a reviewer's name")
     with project.transaction():
         rater, changes = _reviewer_of(project, reviewer, judge_id, response_id)
+        if verdict == CORRECT:
+            _check_all_agree(project, rater, judge_id, response.rubric, response_id)
         project.conn.execute(
             "INSERT INTO judge_reviews (reviewer_id, judge_id, response_id, verdict, "
             "updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
             "verdict = excluded.verdict, updated_at = excluded.updated_at",
             (rater, judge_id, response_id, verdict, now_iso()))
     return changes | _reviewed(response_id, response.question_id)
+
+
+def _check_all_agree(project: Project, reviewer_id: int, judge_id: int, rubric: Rubric,
+                     response_id: str) -> None:
+    """Refuse the label correct while the reviewer marks a criterion partial or disagree."""
+    marked = project.conn.execute(
+        "SELECT criterion, agreement FROM judge_review_criteria WHERE reviewer_id = ? AND "
+        "judge_id = ? AND response_id = ? AND agreement != ?",
+        (reviewer_id, judge_id, response_id, FULL)).fetchall()
+    if marked:
+        order = {key: index for index, key in enumerate(rubric.keys)}
+        marked.sort(key=lambda row: order.get(row[0], len(order)))
+        raise ScoreError("verdict", f"A verdict of {CORRECT} needs every criterion to agree "
+                         "fully; " + ", ".join(f"{criterion} is marked {agreement_text(level)}"
+                                                 for criterion, level in marked))
 
 
 def _reviewed(response_id: str, question_id: str) -> Changes:

@@ -4,12 +4,19 @@ The study audited every candidate judge on the same sample, stratified over topi
 levels (p-refs.md, "LLM-judge validation protocol"). Here a sample is drawn once, from the
 responses every named judge has a complete verdict on, and stored with its seed: the same seed
 and data give the same sample.
+
+Reviews imported from files (``judge_reviews``) are audited under one more sample, named
+:data:`IMPORTED`: every reviewed verdict that no other sample holds is put there by the import
+(and, for a project whose reviews were imported before imports did so, by
+:func:`take_imported`). A reviewer works through each of its judges' verdicts on each of its
+responses (where the judge gave one) and sees and changes the reviews there like in any sample.
 """
 
 from __future__ import annotations
 
 import json
 import random
+import sqlite3
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field, replace
 from typing import Sequence
@@ -29,6 +36,8 @@ NONE = "(none)"
 #: The one stratum of a sample drawn over no facets.
 ALL = "(all)"
 SEPARATOR = " / "
+#: The name of the sample of imported reviews (no drawn sample may take it).
+IMPORTED = "imported"
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,9 +55,17 @@ class Sample:
     #: What drawing it changed (NOTHING for a sample read back); not part of the sample.
     changes: Changes = field(default=NOTHING, compare=False)
 
+    @property
+    def imported(self) -> bool:
+        """Whether this is the sample of imported reviews, not a drawn one."""
+        return self.name == IMPORTED
+
     def text(self) -> str:
         """One line: size, strata and judges (never their blind names)."""
         judges = len(self.judges)
+        if self.imported:
+            return (f"{self.n_items:,} response{'' if self.n_items == 1 else 's'} with imported "
+                    f"reviews of {judges} judge{'' if judges == 1 else 's'}")
         return (f"{self.n_items:,} response{'' if self.n_items == 1 else 's'} in "
                 f"{len(self.strata_counts):,} strat{'um' if len(self.strata_counts) == 1 else 'a'}, "
                 f"the same for each of {judges} judge{'' if judges == 1 else 's'}")
@@ -109,6 +126,51 @@ def draw(project: Project, name: str, judges: Sequence[str], per_stratum: int, s
         Kind.SAMPLES, responses=[rid for rid, _ in drawn]))
 
 
+#: The reviewed verdicts (judge, response) that no sample holds.
+_LOOSE = ("SELECT v.judge_id, v.response_id FROM (SELECT judge_id, response_id FROM judge_reviews "
+          "UNION SELECT judge_id, response_id FROM judge_review_criteria) v WHERE NOT EXISTS "
+          "(SELECT 1 FROM review_sample_items i JOIN review_samples s ON s.id = i.sample_id, "
+          "json_each(s.judges) j WHERE i.response_id = v.response_id AND j.value = v.judge_id)")
+
+
+def gather_imported(conn: sqlite3.Connection) -> list[str]:
+    """Put every reviewed verdict that no sample holds into the :data:`IMPORTED` sample (made
+    if missing), inside the caller's transaction; returns the responses they are on."""
+    loose = conn.execute(f"{_LOOSE} ORDER BY v.response_id, v.judge_id").fetchall()
+    if not loose:
+        return []
+    row = conn.execute("SELECT id, judges FROM review_samples WHERE name = ?",
+                       (IMPORTED,)).fetchone()
+    if row is None:
+        sample_id = conn.execute(
+            "INSERT INTO review_samples (name, seed, per_stratum, strata, judges, created_at) "
+            "VALUES (?, 0, 1, '[]', '[]', ?)", (IMPORTED, now_iso())).lastrowid
+        known: list[int] = []
+    else:
+        sample_id, known = row[0], json.loads(row[1])
+    judge_ids = known + sorted({judge for judge, _ in loose} - set(known))
+    responses = list(dict.fromkeys(rid for _, rid in loose))
+    conn.execute("UPDATE review_samples SET judges = ? WHERE id = ?",
+                 (json.dumps(judge_ids), sample_id))
+    conn.executemany("INSERT INTO review_sample_items (sample_id, response_id, stratum) VALUES "
+                     "(?, ?, ?) ON CONFLICT DO NOTHING",
+                     [(sample_id, rid, ALL) for rid in responses])
+    return responses  # the judges get their blind names when first reviewed (session.queue)
+
+
+def loose_reviews(project: Project) -> bool:
+    """Whether the project holds reviews that no sample shows: imported before imports
+    gathered them, for :func:`take_imported` to gather."""
+    return project.conn.execute(f"SELECT EXISTS ({_LOOSE})").fetchone()[0] == 1
+
+
+def take_imported(project: Project) -> Changes:
+    """Gather the reviews no sample shows into the :data:`IMPORTED` sample, committed at once."""
+    with project.transaction():
+        added = gather_imported(project.conn)
+    return Changes.of(Kind.SAMPLES, responses=added) if added else NOTHING
+
+
 def samples(project: Project) -> list[Sample]:
     """Every stored sample, oldest first."""
     return [_load(project, sample_id) for (sample_id,) in
@@ -136,6 +198,9 @@ def _stratum(values: tuple[object, ...], facets: tuple[str, ...]) -> str:
 
 
 def _check_name_free(project: Project, name: str) -> None:
+    if name.casefold() == IMPORTED:
+        raise ValueError(f"the name {IMPORTED!r} is kept for the sample of imported reviews; "
+                         "choose another name")
     if project.conn.execute("SELECT 1 FROM review_samples WHERE name = ?", (name,)).fetchone():
         raise ValueError(f"there is already a sample named {name!r}; choose another name")
 

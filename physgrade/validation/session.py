@@ -17,6 +17,7 @@ from physgrade.project import Project
 from physgrade.rubric import Rubric, rubric_for_kind
 from physgrade.scores import person_id, response_rubric
 from physgrade.validation import blind, sampling
+from physgrade.validation.sampling import Sample
 
 _CHUNK = 500
 
@@ -54,18 +55,25 @@ def queue(project: Project, sample_id: int, reviewer: str) -> list[ReviewItem]:
     each time they come back, another for another reviewer."""
     chosen = sampling.sample(project, sample_id)
     names = blind.aliases(project, chosen.judge_ids)
-    pairs = sorted((rid, judge) for rid in sampling.items(project, sample_id)
-                   for judge in chosen.judge_ids)
+    pairs = sorted(verdicts(project, chosen))
     random.Random(f"{sample_id}:{reviewer}").shuffle(pairs)
     return [ReviewItem(rid, judge, names[judge]) for rid, judge in pairs]
 
 
 def progress(project: Project, sample_id: int, reviewer: str) -> tuple[int, int]:
     """How many of the sample's verdicts the reviewer has finished, and how many there are."""
-    chosen = sampling.sample(project, sample_id)
-    pairs = [(rid, judge) for rid in sampling.items(project, sample_id)
-             for judge in chosen.judge_ids]
+    pairs = verdicts(project, sampling.sample(project, sample_id))
     return len(finished(project, reviewer, pairs)), len(pairs)
+
+
+def verdicts(project: Project, chosen: Sample) -> list[tuple[str, int]]:
+    """The (response, judge) verdicts of a sample: each of its judges' verdicts on each of its
+    responses. A drawn sample has them all; the imported one only those the judges gave."""
+    given = set(project.conn.execute(
+        "SELECT a.response_id, a.rater_id FROM assessments a JOIN review_sample_items i ON "
+        "i.response_id = a.response_id WHERE i.sample_id = ?", (chosen.id,)))
+    return [(rid, judge) for rid in sampling.items(project, chosen.id)
+            for judge in chosen.judge_ids if (rid, judge) in given]
 
 
 def next_open(items: Sequence[ReviewItem], project: Project, reviewer: str) -> int | None:

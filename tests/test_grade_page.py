@@ -1,0 +1,119 @@
+"""The Grade page's layout and pace, as a grader uses them: keys, kept across restarts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pytestqt")
+
+from PySide6.QtCore import Qt  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from physgrade_ui import grader, preferences  # noqa: E402
+from physgrade_ui.main_window import MainWindow  # noqa: E402
+
+pytestmark = pytest.mark.usefixtures("app_settings")
+WAIT_MS = 10_000
+
+
+def open_window(qtbot, path: Path) -> MainWindow:
+    grader.remember("expert-1")
+    window = MainWindow(path)
+    qtbot.addWidget(window)
+    window.resize(1440, 900)
+    window.show()
+    qtbot.waitExposed(window)
+    window.activateWindow()
+    qtbot.waitUntil(lambda: window.grading.panel.hasFocus(), timeout=WAIT_MS)
+    return window
+
+
+def press(qtbot, window: MainWindow, *keys: Qt.Key | str) -> None:
+    for key in keys:
+        qtbot.keyClick(QApplication.focusWidget() or window, key)
+
+
+def test_queue_zoom_and_pane_sizes_are_kept_for_the_next_start(qtbot, demo: Path) -> None:
+    window = open_window(qtbot, demo)
+    page = window.grading
+    reading_width = page.reading.width()
+    press(qtbot, window, "Q")
+    assert page.queue.isHidden() and page.bar.queue.isChecked()
+    qtbot.waitUntil(lambda: page.reading.width() > reading_width + 200)
+    qtbot.keyClick(page.panel, Qt.Key.Key_Equal, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClick(page.panel, Qt.Key.Key_Equal, Qt.KeyboardModifier.ControlModifier)
+    assert [view.zoomFactor() for view in page.reader.views] == [1.25, 1.25]
+    assert page.bar.zoom_level.text() == "125%"
+    sizes = page.sizes()
+    page.moveSplitter(sizes[0] + sizes[1] - 60, 2)  # the grader widens the rubric
+    moved = page.sizes()
+    window.close()
+
+    again = open_window(qtbot, demo)
+    page = again.grading
+    assert page.queue.isHidden() and preferences.QUEUE_HIDDEN.get()
+    assert [view.zoomFactor() for view in page.reader.views] == [1.25, 1.25]
+    assert page.sizes()[2] == moved[2]
+    press(qtbot, again, "Q")
+    qtbot.keyClick(page.panel, Qt.Key.Key_0, Qt.KeyboardModifier.ControlModifier)
+    assert page.queue.isVisible() and page.reader.current.zoomFactor() == 1.0
+
+
+def test_the_descriptions_key_hides_what_the_levels_mean(qtbot, demo: Path) -> None:
+    window = open_window(qtbot, demo)
+    row = window.grading.panel.rows[window.grading.panel.current]
+    meanings = [meaning for _, meaning in row.level_labels.values()]
+    assert all(meaning.isVisible() and meaning.text() for meaning in meanings)
+    press(qtbot, window, "D")
+    assert not any(meaning.isVisible() for meaning in meanings)
+    assert preferences.DESCRIPTIONS_HIDDEN.get()
+    press(qtbot, window, "D")
+    assert all(meaning.isVisible() for meaning in meanings)
+
+
+def test_progress_and_pace_follow_the_grading(qtbot, demo: Path) -> None:
+    window = open_window(qtbot, demo)
+    page = window.grading
+    graded = page.queue.model.graded_count()
+    assert page.progress_bar.value() == graded and page.progress_bar.maximum() == 126
+    assert page.pace_label.text() == "Session: 0"
+    for _ in range(2):
+        press(qtbot, window, "U", *["1"] * len(page.item.rubric.criteria))
+    assert page.progress_bar.value() == graded + 2
+    assert page.pace_label.text().startswith("Session: 2 · ")
+    assert page.pace_label.text().endswith("/h")
+
+
+def test_partial_total_runs_out_of_the_rubric_maximum(qtbot, demo: Path) -> None:
+    window = open_window(qtbot, demo)
+    page = window.grading
+    press(qtbot, window, "U", "1", "0")
+    assert page.panel.total.text() == f"1 / {page.item.rubric.maximum}"
+
+
+def test_auto_advance_moves_on_once_the_last_criterion_is_scored(qtbot, demo: Path) -> None:
+    window = open_window(qtbot, demo)
+    page = window.grading
+    press(qtbot, window, "U")
+    first = page.item.response_id
+    press(qtbot, window, *["1"] * (len(page.item.rubric.criteria) - 1))
+    qtbot.wait(2 * 400)
+    assert page.item.response_id == first  # off by default
+    window.grading.menu_actions[0].trigger()  # Grading ▸ Advance When a Response Is Graded
+    assert preferences.AUTO_ADVANCE.get()
+    press(qtbot, window, "1")
+    qtbot.waitUntil(lambda: page.item.response_id != first, timeout=WAIT_MS)
+    assert not page.item.complete
+
+
+def test_comparison_opens_with_c_and_closes_with_escape(qtbot, demo: Path) -> None:
+    window = open_window(qtbot, demo)
+    page = window.grading
+    press(qtbot, window, "C")
+    assert page.reading.currentWidget() is page.comparison
+    assert page.bar.compare.isChecked()
+    press(qtbot, window, Qt.Key.Key_Escape)
+    assert page.reading.currentWidget() is page.reader and not page.bar.compare.isChecked()
+    press(qtbot, window, "E")  # Esc is free again for the note once the comparison is closed
