@@ -18,7 +18,7 @@ def comparison_text(complete: bool, verdicts: list[OtherVerdict] | None,
                     mine: dict[str, int | None]) -> str:
     """What the comparison holds, said beside its button before it is opened."""
     if not complete or verdicts is None:
-        return "hidden until you have scored all"
+        return "blind until you finish"
     if not verdicts:
         return "nobody else yet"
     disagreeing = sum(1 for verdict in verdicts if verdict.disagreements(mine))
@@ -27,7 +27,7 @@ def comparison_text(complete: bool, verdicts: list[OtherVerdict] | None,
 
 
 class ReadingBar(QWidget):
-    """The queue switch and the zoom on the left; the comparison, with what it holds, on the right."""
+    """The queue switch, the zoom, and the comparison with what it holds."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -50,7 +50,7 @@ class ReadingBar(QWidget):
         layout.addWidget(self.zoom_out)
         layout.addWidget(self.zoom_level)
         layout.addWidget(self.zoom_in)
-        layout.addStretch(1)
+        layout.addSpacing(16)
         layout.addWidget(self.compare)
         layout.addWidget(self.compared, 1)
 
