@@ -171,6 +171,24 @@ def window(qtbot, demo: Path):
     return shown
 
 
+def grading_window(qtbot, path: Path, width: int = 1440, height: int = 900,
+                   timeout_ms: int = 10_000):
+    """The app's main window on ``path``, graded by expert-1, shown at ``width`` × ``height``
+    with the keyboard on the Grade page's rubric, as a grader finds it."""
+    from physgrade_ui import grader
+    from physgrade_ui.main_window import MainWindow
+
+    grader.remember("expert-1")
+    shown = MainWindow(path)
+    qtbot.addWidget(shown)
+    shown.resize(width, height)
+    shown.show()
+    qtbot.waitExposed(shown)
+    shown.activateWindow()  # shortcuts go to the active window
+    qtbot.waitUntil(lambda: shown.grading.panel.hasFocus(), timeout=timeout_ms)
+    return shown
+
+
 def wait_for(qtbot, worker, outcome: str, timeout_ms: int = 10_000) -> None:
     """Wait until a worker reports ``outcome`` (finished, failed or cancelled)."""
     assert worker is not None, "nothing was started"

@@ -12,13 +12,13 @@ pytest.importorskip("pytestqt")
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from conftest import question, response, shot, write_jsonl  # noqa: E402
+from conftest import grading_window, question, response, shot, write_jsonl  # noqa: E402
 from physgrade.answers.outcome import Check, Outcome, Settings  # noqa: E402
 from physgrade.answers.sandbox import Checker  # noqa: E402
 from physgrade.answers.verify import store  # noqa: E402
 from physgrade.importer import import_file  # noqa: E402
 from physgrade.project import Project  # noqa: E402
-from physgrade_ui import answer_hint, grader  # noqa: E402
+from physgrade_ui import answer_hint  # noqa: E402
 from physgrade_ui.answer_hint import AnswerHint  # noqa: E402
 from physgrade_ui.main_window import MainWindow  # noqa: E402
 
@@ -68,15 +68,7 @@ def gated(monkeypatch) -> type[GatedChecker]:
 
 
 def open_window(qtbot, path: Path) -> MainWindow:
-    grader.remember("expert-1")
-    window = MainWindow(path)
-    qtbot.addWidget(window)
-    window.resize(1500, 940)
-    window.show()
-    qtbot.waitExposed(window)
-    window.activateWindow()
-    qtbot.waitUntil(lambda: window.grading.panel.hasFocus(), timeout=WAIT_MS)
-    return window
+    return grading_window(qtbot, path, 1500, 940, WAIT_MS)
 
 
 def hint_of(window: MainWindow) -> AnswerHint:

@@ -9,34 +9,16 @@ import pytest
 pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import Qt  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from physgrade_ui import grader, preferences  # noqa: E402
-from physgrade_ui.main_window import MainWindow  # noqa: E402
+from conftest import grading_window, press  # noqa: E402
+from physgrade_ui import preferences  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("app_settings")
 WAIT_MS = 10_000
 
 
-def open_window(qtbot, path: Path) -> MainWindow:
-    grader.remember("expert-1")
-    window = MainWindow(path)
-    qtbot.addWidget(window)
-    window.resize(1440, 900)
-    window.show()
-    qtbot.waitExposed(window)
-    window.activateWindow()
-    qtbot.waitUntil(lambda: window.grading.panel.hasFocus(), timeout=WAIT_MS)
-    return window
-
-
-def press(qtbot, window: MainWindow, *keys: Qt.Key | str) -> None:
-    for key in keys:
-        qtbot.keyClick(QApplication.focusWidget() or window, key)
-
-
 def test_queue_zoom_and_pane_sizes_are_kept_for_the_next_start(qtbot, demo: Path) -> None:
-    window = open_window(qtbot, demo)
+    window = grading_window(qtbot, demo)
     page = window.grading
     reading_width = page.reading.width()
     press(qtbot, window, "Q")
@@ -51,7 +33,7 @@ def test_queue_zoom_and_pane_sizes_are_kept_for_the_next_start(qtbot, demo: Path
     moved = page.sizes()
     window.close()
 
-    again = open_window(qtbot, demo)
+    again = grading_window(qtbot, demo)
     page = again.grading
     assert page.queue.isHidden() and preferences.QUEUE_HIDDEN.get()
     assert [view.zoomFactor() for view in page.reader.views] == [1.25, 1.25]
@@ -62,7 +44,7 @@ def test_queue_zoom_and_pane_sizes_are_kept_for_the_next_start(qtbot, demo: Path
 
 
 def test_the_descriptions_key_hides_what_the_levels_mean(qtbot, demo: Path) -> None:
-    window = open_window(qtbot, demo)
+    window = grading_window(qtbot, demo)
     row = window.grading.panel.rows[window.grading.panel.current]
     meanings = [meaning for _, meaning in row.level_labels.values()]
     assert all(meaning.isVisible() and meaning.text() for meaning in meanings)
@@ -74,7 +56,7 @@ def test_the_descriptions_key_hides_what_the_levels_mean(qtbot, demo: Path) -> N
 
 
 def test_progress_and_pace_follow_the_grading(qtbot, demo: Path) -> None:
-    window = open_window(qtbot, demo)
+    window = grading_window(qtbot, demo)
     page = window.grading
     graded = page.queue.model.graded_count()
     assert page.progress_bar.value() == graded and page.progress_bar.maximum() == 126
@@ -87,14 +69,14 @@ def test_progress_and_pace_follow_the_grading(qtbot, demo: Path) -> None:
 
 
 def test_partial_total_runs_out_of_the_rubric_maximum(qtbot, demo: Path) -> None:
-    window = open_window(qtbot, demo)
+    window = grading_window(qtbot, demo)
     page = window.grading
     press(qtbot, window, "U", "1", "0")
     assert page.panel.total.text() == f"1 / {page.item.rubric.maximum}"
 
 
 def test_auto_advance_moves_on_once_the_last_criterion_is_scored(qtbot, demo: Path) -> None:
-    window = open_window(qtbot, demo)
+    window = grading_window(qtbot, demo)
     page = window.grading
     press(qtbot, window, "U")
     first = page.item.response_id
@@ -109,7 +91,7 @@ def test_auto_advance_moves_on_once_the_last_criterion_is_scored(qtbot, demo: Pa
 
 
 def test_comparison_opens_with_c_and_closes_with_escape(qtbot, demo: Path) -> None:
-    window = open_window(qtbot, demo)
+    window = grading_window(qtbot, demo)
     page = window.grading
     press(qtbot, window, "C")
     assert page.reading.currentWidget() is page.comparison

@@ -242,7 +242,7 @@ class GradingPage(QSplitter):
 
     def toggle_descriptions(self) -> None:
         """D: hide what each score level means (for graders who know the rubric by heart)."""
-        hidden = preferences.DESCRIPTIONS_HIDDEN.get() is False
+        hidden = not preferences.DESCRIPTIONS_HIDDEN.get()
         preferences.DESCRIPTIONS_HIDDEN.set(hidden)
         self.descriptions_action.setChecked(hidden)
         self.panel.set_descriptions_shown(not hidden)
