@@ -15,18 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from physgrade import taxonomy
 from physgrade.changes import NOTHING, Changes, Kind
 from physgrade.formats import FormatError
 from physgrade.project import Project
-from physgrade.rubric import NA, Criterion, Rubric, rubric_for_kind, value_text
+from physgrade.rubric import GRADED_RUBRICS, NA, Criterion, Rubric, value_text
 
 #: One rubric's descriptions: criterion key -> value (None: N/A) -> what that value means.
 Levels = dict[str, dict[int | None, str]]
 
-#: The rubrics questions are graded with; the first study's coarse verdicts have no levels.
-DESCRIBED: tuple[Rubric, ...] = tuple(dict.fromkeys(rubric_for_kind(kind)
-                                                    for kind in taxonomy.KINDS))
 #: What a levels file may repeat of a rubric and of a criterion, but not change.
 _FIXED_RUBRIC = ("title", "maximum")
 _FIXED_CRITERION = ("name", "stage", "maximum", "allows_na", "help")
@@ -44,7 +40,7 @@ def levels_of(project: Project, rubric: Rubric) -> Levels:
 
 def levels(project: Project) -> dict[str, Levels]:
     """The descriptions of every graded rubric, by rubric key."""
-    return {rubric.key: levels_of(project, rubric) for rubric in DESCRIBED}
+    return {rubric.key: levels_of(project, rubric) for rubric in GRADED_RUBRICS}
 
 
 def document(project: Project) -> dict[str, Any]:
@@ -54,7 +50,7 @@ def document(project: Project) -> dict[str, Any]:
         {"key": rubric.key, "title": rubric.title, "maximum": rubric.maximum,
          "criteria": [_criterion_entry(criterion, stored[rubric.key].get(criterion.key, {}))
                       for criterion in rubric.criteria]}
-        for rubric in DESCRIBED]}
+        for rubric in GRADED_RUBRICS]}
 
 
 def _criterion_entry(criterion: Criterion, described: dict[int | None, str]) -> dict[str, Any]:
@@ -159,7 +155,7 @@ class _Checker:
 
 def _check(data: object, source: str) -> list[tuple[Rubric, Levels]]:
     check = _Checker(source)
-    described = {rubric.key: rubric for rubric in DESCRIBED}
+    described = {rubric.key: rubric for rubric in GRADED_RUBRICS}
     top = check.fields(data, "", ("rubrics",))
     if "rubrics" not in top:
         raise check.refuse("rubrics", "missing; give the rubrics as physgrade rubric --json "

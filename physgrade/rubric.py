@@ -182,6 +182,8 @@ COARSE = Rubric("coarse", "coarse (first study)", (
 ))
 
 RUBRICS: dict[str, Rubric] = {r.key: r for r in (PREFS, CONCEPTUAL, COARSE)}
+#: The rubrics questions are graded with (the first study's coarse verdicts are not grades).
+GRADED_RUBRICS: tuple[Rubric, ...] = (PREFS, CONCEPTUAL)
 
 
 def rubric_for_kind(kind: str) -> Rubric:

@@ -17,12 +17,10 @@ import pandas as pd
 
 from physgrade.project import Project
 from physgrade.report.options import HUMAN_CONSENSUS, ReportFilter, rater_label
-from physgrade.rubric import CONCEPTUAL, FINAL_ANSWER, PREFS, RUBRICS, Rubric
+from physgrade.rubric import FINAL_ANSWER, GRADED_RUBRICS, RUBRICS
 from physgrade.scores import HUMAN
 from physgrade.tasks import Task
 
-#: The rubrics a sheet covers (the first study's coarse verdicts are not rubric grades).
-GRADED_RUBRICS: tuple[Rubric, ...] = (PREFS, CONCEPTUAL)
 #: Every criterion of those rubrics, in rubric order, each once.
 SHEET_CRITERIA = tuple(dict.fromkeys(key for rubric in GRADED_RUBRICS for key in rubric.keys))
 @dataclass(frozen=True)

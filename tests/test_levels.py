@@ -13,13 +13,13 @@ import pytest
 from physgrade.changes import Kind
 from physgrade.formats import FormatError
 from physgrade.grading import grading_item
-from physgrade.levels import DESCRIBED, document, levels, load_document, set_levels
+from physgrade.levels import document, levels, load_document, set_levels
 from physgrade.project import Project, migrations
-from physgrade.rubric import CONCEPTUAL, PREFS
+from physgrade.rubric import CONCEPTUAL, GRADED_RUBRICS, PREFS
 
 
 def expected_values() -> dict[str, dict[str, set[int | None]]]:
-    return {rubric.key: {c.key: set(c.choices()) for c in rubric.criteria} for rubric in DESCRIBED}
+    return {rubric.key: {c.key: set(c.choices()) for c in rubric.criteria} for rubric in GRADED_RUBRICS}
 
 
 def described_values(project: Project) -> dict[str, dict[str, set[int | None]]]:
@@ -28,7 +28,7 @@ def described_values(project: Project) -> dict[str, dict[str, set[int | None]]]:
 
 
 def test_a_new_project_describes_every_allowed_value_of_both_graded_rubrics(project):
-    assert [rubric.key for rubric in DESCRIBED] == [PREFS.key, CONCEPTUAL.key]
+    assert [rubric.key for rubric in GRADED_RUBRICS] == [PREFS.key, CONCEPTUAL.key]
     assert described_values(project) == expected_values()
     stored = levels(project)
     assert stored["conceptual"]["EXE"][None].startswith("Nothing to compute")

@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import Qt  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
+from PySide6.QtWidgets import QApplication, QLabel  # noqa: E402
 
 from conftest import page_dom, page_text, shot, wait_for, write_jsonl  # noqa: E402
 from physgrade import scores  # noqa: E402
@@ -84,7 +84,7 @@ def test_keyboard_only_grading_is_there_after_close_and_reopen(qtbot, demo: Path
         press(qtbot, window, Qt.Key.Key_Right)  # moving on brings the reading back
         assert page.reading.currentWidget() is page.reader
     resume_at = page.item.response_id
-    assert "tess: 3 of 126 graded" in window.progress_label.text()
+    assert page.progress_bar.text() == "3 of 126 graded"
     window.close()
 
     stored = scores_of(demo, "tess")
@@ -241,7 +241,7 @@ def test_help_overlay_lists_every_key(qtbot, graded_by_expert: MainWindow) -> No
     window = graded_by_expert
     press(qtbot, window, "?")
     assert window.help.isVisible()
-    shown = [w.text() for w in window.help.card.findChildren(type(window.progress_label))]
+    shown = [w.text() for w in window.help.card.findChildren(QLabel)]
     for words in ("Undo the last change", "Next response I have not finished", "Import"):
         assert any(words in text for text in shown), words
     shot(window, "help.png")

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
-from PySide6.QtWidgets import (QApplication, QDialog, QFileDialog, QHBoxLayout, QLabel,
-                               QListWidget, QListWidgetItem, QMainWindow, QMenu, QMessageBox,
-                               QStackedWidget, QWidget)
+from PySide6.QtWidgets import (QApplication, QDialog, QFileDialog, QHBoxLayout, QListWidget,
+                               QListWidgetItem, QMainWindow, QMenu, QMessageBox, QStackedWidget,
+                               QWidget)
 
 import physgrade
 from physgrade.changes import EVERYTHING
@@ -97,9 +97,6 @@ class MainWindow(QMainWindow):
         self.ops.changed.connect(self.pages.broadcast)
         self.ops.project_changed.connect(self._project_changed)
         self.ops.ask_person.connect(self.choose_grader)
-        self.grading.progress.connect(self._show_progress)
-        self.progress_label = QLabel()
-        self.statusBar().addPermanentWidget(self.progress_label)
         self.help = HelpOverlay(self)
         self.grader_dialog: grader.GraderDialog | None = None
         self.pages.setCurrentIndex(GRADE)  # built already: its actions are in the menus
@@ -286,10 +283,6 @@ class MainWindow(QMainWindow):
     def _grader_dialog_closed(self) -> None:
         self.grader_dialog = None
         QTimer.singleShot(0, self.pages.focus_current)  # after Qt hands focus back
-
-    def _show_progress(self, graded: int, total: int) -> None:
-        name = grader.remembered() or ""
-        self.progress_label.setText(f"{name}: {graded:,} of {total:,} graded in this view  ")
 
     # -- the judge --------------------------------------------------------------------------
 

@@ -54,10 +54,9 @@ class Change:
 
 
 class GradingPage(QSplitter):
-    """Grade responses one after another. ``progress`` carries the grader's count of graded
-    items in the filter and the filter's size."""
+    """Grade responses one after another, the grader's progress through the filter and pace
+    shown above the rubric."""
 
-    progress = Signal(int, int)
     shown = Signal(str)  # a response is on show, content rendered
 
     page_title = "Grade"
@@ -365,7 +364,7 @@ class GradingPage(QSplitter):
             self.select(self.queue.model.item(0).response_id)
         if not self.queue.model.rowCount():
             self._show_nothing()
-        self._report_progress()
+        self._show_pace()
 
     def _rescore(self, responses: frozenset[str] | None) -> None:
         """Scores changed for ``responses`` (None: any): the item on show and the queue's
@@ -377,7 +376,7 @@ class GradingPage(QSplitter):
             self.queue.model.update_scored(on_show, len(self.item.mine))
         else:
             self.queue.model.update_progress(load_queue(self.project, self.grader), responses)
-        self._report_progress()
+        self._show_pace()
 
     def _reread_item(self) -> None:
         """Show what the project now holds for the item on show (the criterion stays)."""
@@ -493,7 +492,7 @@ class GradingPage(QSplitter):
                 self._show_nothing()
         if self.item is not None:
             self._save_position(self.item.response_id, chosen)
-        self._report_progress()
+        self._show_pace()
 
     # -- scoring ----------------------------------------------------------------------------
 
@@ -591,6 +590,3 @@ class GradingPage(QSplitter):
         if self.project is not None and self.item is not None:
             self.hints.show(self.project, self.item)
 
-    def _report_progress(self) -> None:
-        self.progress.emit(self.queue.model.graded_count(), self.queue.model.rowCount())
-        self._show_pace()

@@ -22,7 +22,8 @@ from physgrade.report import plots
 from physgrade.report.model import Cell, Figure, Report, Section, Table
 from physgrade.rubric import FINAL_ANSWER, Criterion, Rubric
 from physgrade.report.options import HUMAN_CONSENSUS, ReportOptions
-from physgrade.score_tables import GRADED_RUBRICS, ScoreData
+from physgrade.rubric import GRADED_RUBRICS
+from physgrade.score_tables import ScoreData
 from physgrade.stats.agreement import cohen_kappa, gwet_ac2, krippendorff_alpha, percent_agreement
 from physgrade.stats.estimate import Estimate
 from physgrade.stats.paired import (bias, confusion_matrix, mcnemar_exact, mean_absolute_difference,
