@@ -27,6 +27,9 @@ class Kind(StrEnum):
     EMBEDDINGS = "embeddings"    # stored question embeddings
     BATCHES = "batches"          # judge batches submitted and collected
     RUBRICS = "rubrics"          # a project's rubric texts
+    ASSIGNMENTS = "assignments"  # who is to grade which responses, and the packs made
+    CONFLICTS = "conflicts"      # merge conflicts found, and how they were settled
+    ADJUDICATIONS = "adjudications"  # adjudicators' final values of criteria
 
 
 Ids = frozenset[str] | None

@@ -32,6 +32,7 @@ from physgrade.project import Project, ProjectError, now_iso
 from physgrade.queries import COUNTED, project_info
 from physgrade.rubric import ScoreError, value_text
 from physgrade.tasks import Cancelled, Task
+from physgrade.wording import count
 
 if TYPE_CHECKING:  # the judge stack is imported by the commands that run judges
     import anthropic
@@ -75,7 +76,7 @@ class Command:
     name: str
     help: str
     arguments: tuple[Arg, ...]
-    run: Callable[[argparse.Namespace], None]
+    run: Callable[[argparse.Namespace], int | None]
 
 
 #: Every command, in the order ``physgrade --help`` lists them.
@@ -84,10 +85,13 @@ COMMANDS: dict[str, Command] = {}
 
 def command(name: str, help: str, *arguments: Arg | Sequence[Arg]):
     """Register the decorated handler as the command ``name``; ``arguments`` are its arguments in
-    order, a tuple of them standing for a shared group."""
+    order, a tuple of them standing for a shared group. A handler returns nothing, or the exit
+    status when a command that worked has still something to say by it (``merge``: conflicts
+    wait)."""
     flat = tuple(a for item in arguments for a in ((item,) if isinstance(item, Arg) else item))
 
-    def register(run: Callable[[argparse.Namespace], None]) -> Callable[[argparse.Namespace], None]:
+    def register(run: Callable[[argparse.Namespace], int | None]
+                 ) -> Callable[[argparse.Namespace], int | None]:
         COMMANDS[name] = Command(name, help, flat, run)
         return run
     return register
@@ -189,11 +193,6 @@ def telling_what_is_kept(kept: Callable[[], str | None]) -> Iterator[None]:
         raise Interrupted(said) from None
 
 
-def _count(n: int, noun: str, plural: str | None = None) -> str:
-    """``1 verdict``, ``2,000 verdicts``."""
-    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
-
-
 @contextmanager
 def progress_task() -> Iterator[Task]:
     """A Task that draws a progress bar on stderr (hidden when stderr is not a terminal)."""
@@ -240,8 +239,8 @@ def cmd_import(args: argparse.Namespace) -> None:
          arg("--out", required=True, help="output file (.jsonl or .csv)"))
 def cmd_export(args: argparse.Namespace) -> None:
     with Project.open(args.db) as project, progress_task() as task:
-        count = export_kind(project, args.kind, args.out, task)
-    print(f"wrote {count} {args.kind} records to {args.out}")
+        written = export_kind(project, args.kind, args.out, task)
+    print(f"wrote {written} {args.kind} records to {args.out}")
 
 
 @command("info", "counts, models, raters and graded share", DB, JSON)
@@ -259,8 +258,8 @@ def cmd_info(args: argparse.Namespace) -> None:
           f"({info.graded_share:.1%} of responses)")
     if info.models:
         print("models:")
-        for model, count in info.models.items():
-            print(f"  {model:<28} {count:>7,} responses")
+        for model, responses in info.models.items():
+            print(f"  {model:<28} {responses:>7,} responses")
     if info.raters:
         print("raters:")
         for rater in info.raters:
@@ -282,7 +281,7 @@ def cmd_rubric(args: argparse.Namespace) -> None:
             edits, _ = levels.set_levels(project, levels.load_document(args.set), args.set)
             for edit in edits:
                 print(f"{edit.rubric.title} {edit.criterion} {value_text(edit.value)}: {edit.after}")
-            print(f"{_count(len(edits), 'description')} changed" if edits
+            print(f"{count(len(edits), 'description')} changed" if edits
                   else "nothing changed: every description was already as the file gives it")
             return
         shown = levels.document(project)
@@ -519,9 +518,9 @@ def _answers_kept(project: Project, plan: Plan, before: dict[str, str]) -> str |
                  for item in plan.pending)
     if not good and not failed:
         return None
-    said = f"{_count(good, ANSWER_NOUNS[plan.purpose])} stored"
+    said = f"{count(good, ANSWER_NOUNS[plan.purpose])} stored"
     if failed:
-        said += f", {_count(failed, 'answer')} that did not fit kept as failed"
+        said += f", {count(failed, 'answer')} that did not fit kept as failed"
     rest = len(plan.pending) - good - failed
     return f"{said}, {rest:,} still to ask (a new run asks only for those)"
 
@@ -547,7 +546,7 @@ def _submitted_kept(project: Project, before: set[str], pending: int, db: str) -
     if not new:
         return None
     sent = sum(state.requests for state in new)
-    return (f"{_count(len(new), 'batch', 'batches')} of {sent:,} requests submitted and recorded "
+    return (f"{count(len(new), 'batch', 'batches')} of {sent:,} requests submitted and recorded "
             f"(collect them with: physgrade judge-status {db}), {pending - sent:,} requests not "
             "submitted (a new run submits only those)")
 
@@ -570,7 +569,7 @@ def _batch_results(project: Project, batch_ids: set[str]) -> int:
 def _collected_kept(project: Project, batch_ids: set[str], before: int) -> str | None:
     """Collecting stores results one by one: an interrupted ``judge-status`` says how many."""
     stored = _batch_results(project, batch_ids) - before
-    return (f"{_count(stored, 'batch result')} stored (the next judge-status collects the rest)"
+    return (f"{count(stored, 'batch result')} stored (the next judge-status collects the rest)"
             if stored else None)
 
 
@@ -696,7 +695,7 @@ def _checks_kept(project: Project, label: str, since: str, rater: str,
         (verify.RATER, label, since)).fetchone()[0]
     if not stored:
         return None
-    return (f"{_count(stored, 'check')} stored as {rater}"
+    return (f"{count(stored, 'check')} stored as {rater}"
             + ("" if recheck else " (a new run checks only the rest)"))
 
 
@@ -742,7 +741,7 @@ def cmd_embed(args: argparse.Namespace) -> None:
         def kept() -> str | None:
             """Embeddings are committed every few thousand texts: the finished ones stay."""
             new = _embedding_count(project, key) - before
-            return (f"{_count(new, 'question embedding')} stored, "
+            return (f"{count(new, 'question embedding')} stored, "
                     f"{_questions_left(project, key):,} still to embed (a new run embeds only "
                     "those)" if new else None)
 
@@ -800,13 +799,13 @@ def cmd_dedup(args: argparse.Namespace) -> None:
         def embedded() -> str | None:
             """Until the audit is stored, what the project keeps is the embeddings made."""
             new = _embedding_count(project, key) - before
-            return (f"{_count(new, 'embedding')} stored (a new run embeds only the rest); "
+            return (f"{count(new, 'embedding')} stored (a new run embeds only the rest); "
                     "no audit stored" if new else None)
 
         with telling_what_is_kept(embedded), progress_task() as task:
             audit = audit_project(project, embedder, against, thresholds, task)
         found = len(audit.result.pairs)
-        audited = f"the audit and its {_count(found, 'candidate pair')} stored"
+        audited = f"the audit and its {count(found, 'candidate pair')} stored"
         with telling_what_is_kept(lambda: audited):
             summary = audit.result.summary
             print(f"{audit.result.n_a:,} questions against "
@@ -879,6 +878,171 @@ def _next_sample_name(project: Project) -> str:
     while f"sample {number}" in taken:
         number += 1
     return f"sample {number}"
+
+
+# -- team grading ---------------------------------------------------------------------------
+
+@command("assign", "split the responses nobody is assigned yet among graders, a share of them "
+                   "to two, stratified by model and topic",
+         DB,
+         arg("--graders", required=True, metavar="A,B,C", help="the graders' names, "
+                                                                "comma-separated"),
+         arg("--overlap", type=float, required=True, metavar="SHARE",
+             help="share of the new responses graded by two graders, 0 to 1 (e.g. 0.2)"),
+         arg("--per-grader", type=int, metavar="N",
+             help="about N new responses each (default: every response not yet assigned)"),
+         arg("--seed", type=int, metavar="S",
+             help="random seed; the same seed and data give the same assignment (default: a "
+                  "random one, printed)"),
+         arg("--filter", action="append", metavar="FIELD=VALUE[,VALUE]",
+             help="assign only some responses (repeatable): model, topic, kind, bloom"),
+         arg("--dry-run", action="store_true", help="show the plan; write nothing"))
+def cmd_assign(args: argparse.Namespace) -> None:
+    from physgrade.report.options import ReportFilter
+    from physgrade.team import assign
+
+    graders = [name.strip() for name in args.graders.split(",") if name.strip()]
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
+    with Project.open(args.db) as project:
+        planned = assign.plan(project, graders, args.overlap, per_grader=args.per_grader,
+                              seed=seed, report_filter=ReportFilter.parse(args.filter or []))
+        if not args.dry_run:
+            assign.apply(project, planned)
+    print(f"{'would assign' if args.dry_run else 'assigned'} (seed {seed}): {planned.text()}")
+    for facet in assign.FACETS:
+        table = planned.by_facet(facet)
+        values = sorted({value for counts in table.values() for value in counts})
+        print()
+        _print_table(["grader", "new", *values],
+                     [[grader, f"{new:,}", *(f"{table[grader].get(v, 0):,}" for v in values)]
+                      for grader, new in planned.counts().items()])
+    if args.dry_run:
+        print("\ndry run: nothing written")
+
+
+def _print_table(header: list[str], rows: list[list[str]]) -> None:
+    """Plain text columns: the first left-aligned, the others (counts) right-aligned."""
+    widths = [max(len(line[i]) for line in [header, *rows]) for i in range(len(header))]
+    for line in [header, *rows]:
+        print("  " + "  ".join(cell.ljust(width) if i == 0 else cell.rjust(width)
+                               for i, (cell, width) in enumerate(zip(line, widths))).rstrip())
+
+
+#: The exit status of ``merge`` when conflicts wait for a person.
+CONFLICTS_WAIT = 3
+
+
+@command("pack", "write one grader's assigned responses as a project file of their own (a pack)",
+         DB, arg("--grader", required=True, metavar="NAME"),
+         arg("--out", required=True, metavar="FILE", help="the new pack file (never written over)"),
+         arg("--with-others", action="store_true",
+             help="also put in the judges' verdicts and colleagues' grades of those responses "
+                  "(default: blind, the grader's own grades only)"))
+def cmd_pack(args: argparse.Namespace) -> None:
+    from physgrade.team.packs import make_pack
+
+    with Project.open(args.db) as project, progress_task() as task:
+        made, _ = make_pack(project, args.grader, Path(args.out), blind=not args.with_others,
+                            task=task)
+    print(made.text())
+
+
+@command("merge", "bring packs back: grades, notes and history (exit 3 when conflicts wait)",
+         DB, arg("packs", nargs="+", metavar="PACK", help="pack files, merged in this order"))
+def cmd_merge(args: argparse.Namespace) -> int:
+    from physgrade.team.merge import merge
+
+    with Project.open(args.db) as project, progress_task() as task:
+        result = merge(project, [Path(path) for path in args.packs], task)
+    for pack in result.packs:
+        print(pack.text())
+    return _print_conflicts(result.conflicts, args.db)
+
+
+def _print_conflicts(conflicts: Sequence[Any], db: str) -> int:
+    """Each open conflict on a line; the exit status that says whether any wait."""
+    if not conflicts:
+        return 0
+    print(f"{count(len(conflicts), 'conflict')} wait{'s' if len(conflicts) == 1 else ''} for "
+          f"a person (physgrade resolve {db} ID... --keep pack|project):")
+    for conflict in conflicts:
+        print(f"  {conflict.text()}")
+    return CONFLICTS_WAIT
+
+
+@command("conflicts", "list the merge conflicts waiting for a person", DB, JSON)
+def cmd_conflicts(args: argparse.Namespace) -> None:
+    from dataclasses import asdict
+
+    from physgrade.team.merge import open_conflicts
+
+    with Project.open(args.db) as project:
+        waiting = open_conflicts(project)
+    if args.json:
+        print(json.dumps({"conflicts": [asdict(c) for c in waiting]}, indent=2,
+                         ensure_ascii=False))
+    elif not _print_conflicts(waiting, args.db):
+        print("no conflicts wait")
+
+
+@command("resolve", "settle merge conflicts, keeping the pack's value or the project's",
+         DB, arg("ids", nargs="*", type=int, metavar="ID",
+                 help="the conflicts to settle, by the number physgrade conflicts shows"),
+         arg("--all", action="store_true", help="every open conflict"),
+         arg("--grader", metavar="NAME",
+             help="only this grader's conflicts (alone: all of theirs that are open)"),
+         # The choices are physgrade.team.merge.KEEPS, spelled out so that building the parser
+         # imports no team module.
+         arg("--keep", required=True, choices=("pack", "project"),
+             help="whose value stands: the pack's or the project's"),
+         arg("--by", metavar="NAME", help="who decided (default: your login name)"))
+def cmd_resolve(args: argparse.Namespace) -> None:
+    import getpass
+
+    from physgrade.team.merge import open_conflicts, resolve
+
+    if not (args.ids or args.all or args.grader):
+        raise CommandError("name the conflicts to settle by ID, or give --all or --grader")
+    with Project.open(args.db) as project:
+        waiting = {conflict.id: conflict for conflict in open_conflicts(project)}
+        chosen = list(args.ids) + (list(waiting) if args.all or not args.ids else [])
+        if args.grader:  # ids that are no open conflict stay, for resolve to refuse
+            chosen = [i for i in chosen if i not in waiting or waiting[i].grader == args.grader]
+        if not chosen:
+            print("no open conflict to settle")
+            return
+        resolve(project, chosen, args.keep, args.by or getpass.getuser())
+        left = len(open_conflicts(project))
+    for conflict_id in dict.fromkeys(chosen):
+        conflict = waiting[conflict_id]
+        given, value = ((conflict.pack_given, conflict.pack_value) if args.keep == "pack"
+                        else (conflict.project_given, conflict.project_value))
+        print(f"#{conflict_id} {conflict.response_id} {conflict.criterion} {conflict.grader}: "
+              f"kept the {args.keep}'s {value_text(value) if given else 'absence of a score'}")
+    print(f"{count(left, 'conflict')} still open" if left else "no conflicts wait")
+
+
+@command("disputes", "responses people scored differently, and how far adjudication has got",
+         DB, arg("--min-difference", type=int, default=1, metavar="N",
+                 help="count criteria whose values differ by at least N points (default 1: any "
+                      "difference; N/A against a number always counts)"),
+         JSON)
+def cmd_disputes(args: argparse.Namespace) -> None:
+    from physgrade.team.adjudication import disputes
+    with Project.open(args.db) as project:
+        found = disputes(project, args.min_difference)
+    if args.json:
+        print(json.dumps({"disputes": [d.as_dict() for d in found]}, indent=2,
+                         ensure_ascii=False))
+        return
+    for d in found:
+        state = ("settled" if d.settled
+                 else f"open {len(d.disputed) - len(d.decided)} of {len(d.disputed)}")
+        print(f"{d.response_id}  {d.model}  {d.question_id}  {','.join(d.disputed)}  "
+              f"{', '.join(d.graders)}  {state}")
+    settled = sum(d.settled for d in found)
+    print(f"{count(len(found), 'disputed response')}: {settled:,} settled, "
+          f"{len(found) - settled:,} open")
 
 
 # -- the desktop app ------------------------------------------------------------------------
@@ -960,7 +1124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         args = build_parser().parse_args(["gui"])
     try:
-        args.func(args)
+        status = args.func(args)
     except ImportErrors as exc:
         print(f"physgrade: import refused, nothing changed: {exc}", file=sys.stderr)
         if args.verbose:
@@ -983,7 +1147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"physgrade: the project file refused the change, nothing changed: {exc}",
               file=sys.stderr)
         return 1
-    return 0
+    return status or 0
 
 
 if __name__ == "__main__":

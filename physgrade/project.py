@@ -4,7 +4,8 @@ The file runs in WAL mode with foreign keys on, so a crash or kill loses at most
 flight. Writes live with their concept and each returns the :class:`~physgrade.changes.Changes`
 it made: scores and raters in :mod:`physgrade.scores`, Bloom labels in
 :mod:`physgrade.annotation.labels`, reviews of judge verdicts in
-:mod:`physgrade.validation.reviews`, duplicate decisions in :mod:`physgrade.dedup.pairs`. Expert
+:mod:`physgrade.validation.reviews`, duplicate decisions in :mod:`physgrade.dedup.pairs`,
+adjudicators' final values of criteria in :mod:`physgrade.team.adjudication`. Expert
 work is validated there, committed at once and (through triggers in the schema) leaves a history
 row.
 """

@@ -25,6 +25,9 @@ BY_OTHERS, BY_NO_OTHER = "graded by others", "by no other grader"
 OTHERS_PROGRESS = (BY_OTHERS, BY_NO_OTHER)
 COMPLIANT, NOT_COMPLIANT = "template-compliant", "not compliant"
 COMPLIANCE = (COMPLIANT, NOT_COMPLIANT)
+#: Whether an item is assigned to the grader (see :mod:`physgrade.team.assign`).
+ASSIGNED, NOT_ASSIGNED = "assigned to me", "not assigned to me"
+ASSIGNMENT = (ASSIGNED, NOT_ASSIGNED)
 NO_VALUE = "(none)"
 
 
@@ -42,6 +45,7 @@ class QueueItem:
     criteria: int
     scored: int
     others: bool
+    assigned: bool = False  # to this grader
 
     @property
     def progress(self) -> str:
@@ -62,6 +66,7 @@ class QueueFilter:
     compliance: frozenset[str] = frozenset()
     mine: frozenset[str] = frozenset()
     others: frozenset[str] = frozenset()
+    assignment: frozenset[str] = frozenset()
     search: str = ""
     matching: frozenset[str] | None = field(default=None, compare=False)  # ids the search found
 
@@ -75,6 +80,8 @@ class QueueFilter:
                 and (not self.mine or item.progress in self.mine)
                 and (not self.others
                      or (BY_OTHERS if item.others else BY_NO_OTHER) in self.others)
+                and (not self.assignment
+                     or (ASSIGNED if item.assigned else NOT_ASSIGNED) in self.assignment)
                 and (self.matching is None or item.response_id in self.matching))
 
     def to_json(self) -> str:
@@ -99,12 +106,13 @@ class QueueFilter:
         return replace(self, search=text, matching=search(project, text) if text else None)
 
 
-_FACETS = {"models", "topics", "kinds", "bloom", "compliance", "mine", "others", "search"}
+_FACETS = {"models", "topics", "kinds", "bloom", "compliance", "mine", "others", "assignment",
+           "search"}
 
 
 def load_queue(project: Project, grader: str) -> list[QueueItem]:
     """Every response, ordered so a question's responses sit together, with ``grader``'s
-    progress on each."""
+    progress on each and whether it is assigned to them."""
     conn = project.conn
     others: set[str] = set()
     me = person_id(project, grader)
@@ -112,6 +120,8 @@ def load_queue(project: Project, grader: str) -> list[QueueItem]:
     mine = {(response, rubric): count for response, rubric, count in conn.execute(
         "SELECT response_id, rubric, COUNT(*) FROM scores WHERE rater_id = ? "
         "GROUP BY response_id, rubric", (my_id,))}
+    assigned = {r for (r,) in conn.execute(
+        "SELECT response_id FROM assignments WHERE grader_id = ?", (my_id,))}
     for (other,) in conn.execute(f"SELECT r.id FROM raters r WHERE {is_person()} AND r.id != ?",
                                  (my_id,)):
         others.update(r for (r,) in conn.execute(
@@ -125,7 +135,7 @@ def load_queue(project: Project, grader: str) -> list[QueueItem]:
             "ORDER BY r.question_id, r.model, r.id"):
         rubric, size = sizes[kind]
         items.append(QueueItem(rid, qid, model, topic, kind, bloom, bool(compliant), size,
-                               mine.get((rid, rubric), 0), rid in others))
+                               mine.get((rid, rubric), 0), rid in others, rid in assigned))
     return items
 
 
@@ -146,7 +156,7 @@ def facet_values(items: list[QueueItem]) -> dict[str, list[str]]:
     return {"models": values(lambda i: i.model), "topics": values(lambda i: i.topic),
             "kinds": values(lambda i: i.kind), "bloom": values(lambda i: i.bloom),
             "compliance": list(COMPLIANCE), "mine": list(MY_PROGRESS),
-            "others": list(OTHERS_PROGRESS)}
+            "others": list(OTHERS_PROGRESS), "assignment": list(ASSIGNMENT)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,10 +168,18 @@ class Position:
 
 
 def load_position(project: Project, grader: str) -> Position:
+    """Where ``grader`` stopped; one who never moved starts on their assignment if they have
+    one (a pack's queue is its grader's assignment), else on the whole queue."""
     row = project.conn.execute(
         "SELECT p.response_id, p.filter FROM grader_positions p JOIN raters r ON r.id = p.rater_id "
         f"WHERE {is_named_person()}", (grader,)).fetchone()
-    return Position(row[0], QueueFilter.from_json(row[1])) if row else Position(None, QueueFilter())
+    if row:
+        return Position(row[0], QueueFilter.from_json(row[1]))
+    has_assignment = project.conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM assignments a JOIN raters r ON r.id = a.grader_id "
+        f"WHERE {is_named_person()})", (grader,)).fetchone()[0]
+    return Position(None, QueueFilter(assignment=frozenset({ASSIGNED})) if has_assignment
+                    else QueueFilter())
 
 
 def save_position(project: Project, grader: str, position: Position) -> Changes:

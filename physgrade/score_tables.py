@@ -4,7 +4,9 @@ A report reads every score of the responses it covers once, into pandas, and res
 there: the scores of one criterion side by side for every rater (what agreement is computed
 on), and a *sheet* per rater with one row per response and the study's per-response measures
 (score, final answer correct, fully correct). People's grades are also merged into one
-*human consensus* rater, so that a judge can be compared with the experts as a group.
+*human consensus* rater, so that a judge can be compared with the experts as a group; where an
+adjudicator decided a criterion (:mod:`physgrade.team.adjudication`), the decision is the
+consensus.
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ class ScoreData:
     ``responses``: one row per response, indexed by response id, with question_id, model,
     topic, kind, bloom_cognitive, bloom_knowledge, compliant, multiple_choice, variant_of,
     region. ``scores``: one row per score with rater, rater_kind (human, llm, rules or
-    consensus), response_id, rubric, criterion and value (NaN for N/A).
+    consensus), response_id, rubric, criterion and value (NaN for N/A). ``adjudicated``: how
+    many of the consensus values are an adjudicator's decisions.
 
     A report slices the scores by criterion and by rater many times over; both slicings are
     made once, on first use (a real project holds over a million scores).
@@ -40,11 +43,21 @@ class ScoreData:
     scores: pd.DataFrame
     judges: list[str]
     graders: list[str]
+    adjudicated: int = 0
 
     def raters(self) -> list[str]:
         """The judges, the people, and the consensus if there is one, in report order."""
         has_consensus = HUMAN_CONSENSUS in self.by_rater
         return self.judges + self.graders + ([HUMAN_CONSENSUS] if has_consensus else [])
+
+    def consensus_values(self) -> int:
+        """How many criterion values the human consensus holds."""
+        return len(self.by_rater.get(HUMAN_CONSENSUS, ()))
+
+    def consensus_stands_apart(self) -> bool:
+        """Whether the consensus can differ from every grader, and so is a reference of its
+        own: several people graded, or an adjudicator decided."""
+        return len(self.graders) > 1 or self.adjudicated > 0
 
     @cached_property
     def by_criterion(self) -> dict[tuple[str, str], pd.DataFrame]:
@@ -62,7 +75,11 @@ class ScoreData:
 
 def load(project: Project, report_filter: ReportFilter = ReportFilter(),
          task: Task | None = None) -> ScoreData:
-    """Every score of the responses and raters the filter lets through, and the consensus."""
+    """Every score of the responses and raters the filter lets through, and the consensus.
+
+    Adjudicators' decisions on the responses covered stand whichever graders the filter lets
+    through: a decision is the people's final value.
+    """
     task = task or Task()
     task.report(0, None, "reading responses")
     responses = pd.read_sql_query(
@@ -108,34 +125,47 @@ def load(project: Project, report_filter: ReportFilter = ReportFilter(),
     graders = sorted(label for label, kind in zip(raters["label"], raters["kind"])
                      if kind == HUMAN and label in present)
     task.report(0, None, "merging people's grades")
-    scores = pd.concat([scores, consensus(scores[scores["rater_kind"] == HUMAN])],
+    decided = pd.read_sql_query(
+        "SELECT response_id, rubric, criterion, CAST(value AS REAL) AS value "
+        "FROM score_adjudications", project.conn)
+    decided = decided[decided["response_id"].isin(responses.index)]
+    scores = pd.concat([scores, consensus(scores[scores["rater_kind"] == HUMAN], decided)],
                        ignore_index=True)
     # Few distinct values in a million rows: categories make every comparison cheap.
     for column in ("rater", "rater_kind", "rubric", "criterion"):
         scores[column] = scores[column].astype("category")
-    return ScoreData(responses, scores, judges, graders)
+    return ScoreData(responses, scores, judges, graders, len(decided))
 
 
 #: Stands for N/A while counting votes (NaN never equals itself).
 _NA_VOTE = -1.0
 
 
-def consensus(human: pd.DataFrame) -> pd.DataFrame:
-    """The people's agreed value of each criterion of each response: the value more than half
-    of the people who scored it gave (N/A counts as a value). One grader's score stands as it
-    is; criteria without a majority (two graders who differ) are left out, not averaged."""
-    if human.empty:
-        return human.assign(rater=pd.Series(dtype=object), rater_kind=pd.Series(dtype=object))
+def consensus(human: pd.DataFrame, decided: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The people's agreed value of each criterion of each response: an adjudicator's decision
+    where there is one (``decided``: response_id, rubric, criterion, value), else the value
+    more than half of the people who scored it gave (N/A counts as a value). One grader's score
+    stands as it is; criteria without a majority (two graders who differ) and without a
+    decision are left out, not averaged. A decision stands even where nobody scored the
+    criterion: it is the people's final value."""
     keys = ["response_id", "rubric", "criterion"]
-    votes = (human.assign(vote=human["value"].fillna(_NA_VOTE))
-             .groupby(keys + ["vote"]).size().rename("count").reset_index())
-    totals = votes.groupby(keys)["count"].transform("sum")
-    agreed = votes[votes["count"] * 2 > totals]
+    if human.empty:
+        agreed = pd.DataFrame(columns=[*keys, "value"])
+    else:
+        votes = (human.assign(vote=human["value"].fillna(_NA_VOTE))
+                 .groupby(keys + ["vote"]).size().rename("count").reset_index())
+        totals = votes.groupby(keys)["count"].transform("sum")
+        agreed = votes[votes["count"] * 2 > totals].rename(columns={"vote": "value"})
+        agreed = agreed.assign(value=agreed["value"].replace(_NA_VOTE, np.nan))
+    if decided is not None and not decided.empty:
+        overruled = pd.MultiIndex.from_frame(agreed[keys]).isin(
+            pd.MultiIndex.from_frame(decided[keys]))
+        agreed = pd.concat([agreed[~overruled], decided], ignore_index=True)
     return pd.DataFrame({
         "rater": HUMAN_CONSENSUS, "rater_kind": "consensus",
         "response_id": agreed["response_id"].to_numpy(), "rubric": agreed["rubric"].to_numpy(),
         "criterion": agreed["criterion"].to_numpy(),
-        "value": agreed["vote"].replace(_NA_VOTE, np.nan).to_numpy()})
+        "value": agreed["value"].to_numpy(dtype=float)})
 
 
 def criterion_ratings(data: ScoreData, rubric: str, criterion: str,

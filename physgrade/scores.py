@@ -5,7 +5,9 @@ rule checker under its settings (``rules``). A person's grade is written one cri
 time by :func:`set_score`, :func:`set_note` and :func:`clear_score`, each validated against the
 rubric and committed at once (the schema's triggers keep the history); judges and the rule
 checker store whole verdicts through :func:`write`, inside their own transactions. Every
-``INSERT INTO scores`` of the package is here.
+``INSERT INTO scores`` of the package is here, but for one: merging a grader pack
+(:mod:`physgrade.team.merge`) brings hundreds of thousands of scores in as one set operation,
+after checking each against the rubric.
 
 SQL that asks "is this rater a person?" uses :func:`is_person` or :func:`is_named_person`, so
 the condition is written once.

@@ -54,7 +54,7 @@ def test_overview_shows_the_projects_numbers(window: MainWindow, demo: Path, qtb
         f"{info.graded_responses} of {info.counts['responses']} responses graded")
     assert overview.models.rowCount() == len(info.models)
     kinds = {overview.raters.item(r, 1).text() for r in range(overview.raters.rowCount())}
-    assert kinds == {"Person", "Language model"}
+    assert kinds == {"Person", "LLM"}
     assert overview.topics.rowCount() == len(info.topics)
     shot(window, "overview.png")
 

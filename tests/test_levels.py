@@ -54,7 +54,7 @@ def test_an_existing_project_gets_the_defaults_when_it_is_upgraded(tmp_path):
     path = tmp_path / "old.physgrade"
     Project.create(path, older).close()
     with Project.open(path) as upgraded:
-        assert upgraded.schema_version == 7
+        assert upgraded.schema_version == len(migrations()) >= 7
         assert described_values(upgraded) == expected_values()
 
 

@@ -130,6 +130,18 @@ def test_the_studys_analyses_use_the_chosen_rater(demo_path: Path, report: Repor
         f"confusion_{'arbiter_large__prefs_v1'}"}
 
 
+def test_settings_count_the_consensus_values(demo_path: Path, report: Report) -> None:
+    with sqlite3.connect(demo_path) as conn:
+        # The demo has two people: the consensus is every criterion one scored or both agree on.
+        (agreed,) = conn.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM scores s JOIN raters r ON r.id = s.rater_id "
+            "WHERE r.kind = 'human' GROUP BY s.response_id, s.rubric, s.criterion "
+            "HAVING count(DISTINCT coalesce(s.value, -1)) = 1)").fetchone()
+    assert report.settings["consensus_values"] == agreed > 0
+    assert report.settings["consensus_adjudicated"] == 0
+    assert "adjudicated value" in report.settings["consensus"]
+
+
 def test_filters_narrow_the_report(demo_path: Path, report: Report) -> None:
     with Project.open(demo_path) as project:
         narrowed = build_report(project, ReportOptions(

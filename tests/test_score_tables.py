@@ -124,3 +124,15 @@ def test_a_project_without_scores_gives_empty_tables(loaded: Project) -> None:
     assert data.raters() == [] and data.scores.empty
     assert score_tables.sheet(data, "anyone").empty
 
+
+
+def test_a_decision_is_the_consensus() -> None:
+    decided = pd.DataFrame({"response_id": ["r-1", "r-2", "r-3"], "rubric": "prefs",
+                            "criterion": "INT", "value": [0.0, math.nan, 1.0]})
+    merged = score_tables.consensus(votes(
+        ("a", "r-1", 1), ("b", "r-1", 0),                  # a tie, decided 0
+        ("a", "r-2", 1), ("b", "r-2", 1), ("c", "r-2", 0),  # a majority, overruled by N/A
+        ("a", "r-4", 1)), decided)                         # r-3: decided, nobody scored
+    assert agreed(merged) == {"r-1": 0, "r-2": None, "r-3": 1, "r-4": 1}
+    assert len(merged) == 4 and set(merged["rater"]) == {HUMAN_CONSENSUS}
+    assert agreed(score_tables.consensus(votes(), decided)) == {"r-1": 0, "r-2": None, "r-3": 1}

@@ -185,6 +185,32 @@ def test_filters_and_search_narrow_the_queue(qtbot, graded_by_expert: MainWindow
     assert model.rowCount() == 126
 
 
+def test_a_grader_with_an_assignment_starts_on_it_and_sees_new_ones(qtbot, demo: Path) -> None:
+    from physgrade.report.options import ReportFilter
+    from physgrade.team import assign
+
+    def only(model: str) -> ReportFilter:
+        return ReportFilter(models=frozenset({model}))
+
+    with Project.open(demo) as project:
+        assign.apply(project, assign.plan(project, ["expert-1"], 0,
+                                          report_filter=only("orbit-7b")))
+    grader.remember("expert-1")
+    window = open_window(qtbot, demo)
+    page = window.grading
+    model = page.queue.model
+    assert model.rowCount() == 42
+    assert {model.item(r).model for r in range(model.rowCount())} == {"orbit-7b"}
+    assert page.queue.facets["assignment"].text() == "Assignment: assigned to me"
+
+    # Responses assigned while the page is open join the queue, the filter kept.
+    assert window.ops.write(lambda project: assign.apply(project, assign.plan(
+        project, ["expert-1"], 0, report_filter=only("quark-lm-3"))))
+    assert model.rowCount() == 84
+    page.queue.clear_filters()
+    assert model.rowCount() == 126 and page.queue.facets["assignment"].text() == "Assignment"
+
+
 def test_changes_made_elsewhere_refresh_the_queue_and_keep_the_graders_place(
         qtbot, graded_by_expert: MainWindow, tmp_path: Path) -> None:
     window = graded_by_expert

@@ -19,7 +19,6 @@ import difflib
 import json
 import re
 from dataclasses import dataclass
-from datetime import datetime
 from functools import partial
 from html import escape
 from pathlib import Path
@@ -43,7 +42,8 @@ from physgrade.tasks import Task
 from physgrade_ui import style, transfer
 from physgrade_ui.operations import Operations
 from physgrade_ui.pages import Section
-from physgrade_ui.widgets import NUMBER_ALIGNMENT, EmptyState, label, list_table, shortcuts
+from physgrade_ui.widgets import (NUMBER_ALIGNMENT, EmptyState, label, list_table,
+                                  local_time, shortcuts)
 from physgrade_ui.workers import Worker
 
 if TYPE_CHECKING:
@@ -174,20 +174,13 @@ def stages_text(stages: tuple[int, ...]) -> str:
     return "+".join(map(str, stages))
 
 
-def ran_text(ran_at: str) -> str:
-    try:
-        return f"{datetime.fromisoformat(ran_at).astimezone():%d %b %Y, %H:%M}"
-    except (TypeError, ValueError):
-        return ran_at or "?"
-
-
 def audit_details(audit: dict[str, Any], source: str) -> str:
     """Model, thresholds, what was compared and when, in one line."""
     compared = (f"{audit['n_a']:,} questions with each other" if source == WITHIN else
                 f"{audit['n_a']:,} questions against {audit['n_b']:,} in {source_name(source)}")
     return " · ".join((audit["model"], f"Jaccard ≥ {audit['jaccard']:.2f}",
                        f"cosine ≥ {audit['cosine']:.2f}", compared,
-                       f"ran {ran_text(audit['ran_at'])}"))
+                       f"ran {local_time(audit['ran_at'])}"))
 
 
 def summary_text(audit: dict[str, Any]) -> str:

@@ -36,6 +36,7 @@ from physgrade_ui import style
 from physgrade_ui.operations import Operations
 from physgrade_ui.widgets import FacetButton, label
 from physgrade_ui.workers import Worker
+from physgrade.wording import count
 
 DEFAULT_MODEL = "claude-haiku-4-5"
 MAX_CONCURRENCY = 32
@@ -56,10 +57,6 @@ def run_judge(plan: Plan, prompts: Prompts, price: Price | None, concurrency: in
               api_key: str | None, project: Project, task: Task) -> RunSummary:
     """Judge ``plan`` (on a worker); ``api_key`` None means the key in ``ANTHROPIC_API_KEY``."""
     return run_plan(project, connect(api_key=api_key), plan, prompts, price, concurrency, task)
-
-
-def plural(count: int, word: str) -> str:
-    return f"{count:,} {word}{'' if count == 1 else 's'}"
 
 
 def cost_text(amount: float | None, price: Price | None) -> str:
@@ -440,7 +437,7 @@ class RunJudgeDialog(QDialog):
     def _show_summary(self, summary: RunSummary) -> None:
         view = self.summary_view
         view.set("Judge", summary.plan.rater)
-        view.set("Stored", plural(summary.done, "verdict"))
+        view.set("Stored", count(summary.done, "verdict"))
         view.set("Already done", f"{summary.plan.cached:,}")
         view.set("Failed", f"{summary.failed:,} (the judge's answer did not fit the rubric; "
                            "kept raw)" if summary.failed else "0")
@@ -458,7 +455,7 @@ class RunJudgeDialog(QDialog):
                                   else ("#b3261e", "#fbe9e7"))
             self.stopped.setStyleSheet(BANNER.format(color=colour, background=background))
             self.stopped.setText(
-                f"Stopped early: cancelled. The {plural(summary.done + summary.failed, 'answer')}"
+                f"Stopped early: cancelled. The {count(summary.done + summary.failed, 'answer')}"
                 " that arrived are stored; a new run picks up the rest." if cancelled
                 else f"Stopped early: {summary.stopped}")
             self.stopped.show()

@@ -24,6 +24,7 @@ import physgrade
 from physgrade.changes import EVERYTHING
 from physgrade.grading import graders
 from physgrade.project import Project
+from physgrade.team import packs
 from physgrade_ui import grader, preferences, recent
 from physgrade_ui.help_overlay import HelpOverlay
 from physgrade_ui.operations import Operations
@@ -34,6 +35,7 @@ from physgrade_ui.workers import Worker
 if TYPE_CHECKING:  # imported where used: the dialogs' modules are not needed at start-up
     from physgrade.importer import ImportResult
     from physgrade.judge.runner import RunSummary
+    from physgrade.team.packs import PackOrigin
     from physgrade_ui import transfer
     from physgrade_ui.judge_dialog import RunJudgeDialog
 
@@ -46,8 +48,8 @@ DEFAULT_SIZE = QSize(1440, 900)
 PAGES = (("Overview", "overview", "OverviewPage"), ("Grade", "workbench", "GradingPage"),
          ("Questions", "questions", "QuestionsPage"), ("Reports", "reports", "ReportsPage"),
          ("Duplicates", "duplicates", "DuplicatesPage"), ("Audit", "audit", "AuditPage"),
-         ("Bloom labels", "bloom", "BloomPage"))
-OVERVIEW, GRADE, QUESTIONS, REPORTS, DUPLICATES, AUDIT, BLOOM = range(len(PAGES))
+         ("Bloom labels", "bloom", "BloomPage"), ("Adjudicate", "adjudicate", "AdjudicatePage"))
+OVERVIEW, GRADE, QUESTIONS, REPORTS, DUPLICATES, AUDIT, BLOOM, ADJUDICATE = range(len(PAGES))
 
 
 class _PageAttribute:
@@ -70,10 +72,13 @@ class MainWindow(QMainWindow):
     duplicates = _PageAttribute(DUPLICATES)
     audit = _PageAttribute(AUDIT)
     bloom = _PageAttribute(BLOOM)
+    adjudicate = _PageAttribute(ADJUDICATE)
 
     def __init__(self, path: Path | None = None) -> None:
         super().__init__()
         self.ops = Operations(self)
+        #: where the open project came from, when it is a grader's pack
+        self.pack: PackOrigin | None = None
         if not self.restoreGeometry(preferences.WINDOW_GEOMETRY.get()):
             self.resize(DEFAULT_SIZE)
         self.pages = PageStack([(title, partial(self._build_page, module, name))
@@ -145,12 +150,20 @@ class MainWindow(QMainWindow):
         self.import_action = self._action("&Import…", "Ctrl+I", self.import_data, True)
         self.export_action = self._action("&Export…", "Ctrl+E", self.export_data, True)
         self.quit_action = self._action("&Quit", "Ctrl+Q", self.close)
+        self.assign_action = self._action("&Assign Responses…", "Ctrl+Shift+A",
+                                          self.assign_responses, True)
+        self.packs_action = self._action("Make Grader &Packs…", "Ctrl+Shift+P",
+                                         self.make_grader_packs, True)
+        self.merge_action = self._action("&Merge Packs…", "Ctrl+Shift+M", self.merge_packs, True)
+        self.conflicts_action = self._action("Merge &Conflicts…", "Ctrl+Shift+K",
+                                             self.show_conflicts, True)
         #: Ctrl+1… shows each page, in the navigation's order
         self.page_actions = [self._action(f"&{title}", f"Ctrl+{number}",
                                           partial(self.show_page, number - 1), True)
                              for number, title in enumerate(self.pages.titles, start=1)]
         (self.overview_action, self.grade_action, self.questions_action, self.reports_action,
-         self.duplicates_action, self.audit_action, self.bloom_action) = self.page_actions
+         self.duplicates_action, self.audit_action, self.bloom_action,
+         self.adjudicate_action) = self.page_actions
         self.grader_action = self._action("Change &Grader…", "Ctrl+G", self.choose_grader, True)
         self.judge_action = self._action("&Run judge…", "Ctrl+Shift+J", self.run_judge, True)
         self.filter_action = self._action("&Search", keys.Find, self.focus_filter, True)
@@ -165,6 +178,9 @@ class MainWindow(QMainWindow):
         self.recent_menu = file_menu.addMenu("Open &Recent")
         file_menu.addSeparator()
         file_menu.addActions([self.import_action, self.export_action])
+        file_menu.addSeparator()
+        file_menu.addActions([self.assign_action, self.packs_action, self.merge_action,
+                              self.conflicts_action])
         file_menu.addSeparator()
         file_menu.addAction(self.quit_action)
         view_menu = self.menuBar().addMenu("&View")
@@ -233,7 +249,13 @@ class MainWindow(QMainWindow):
             self.ops.open(path if path.suffix else path.with_suffix(".physgrade"), create=True)
 
     def _project_changed(self, project: Project | None) -> None:
-        """The operations opened (or closed) a project: every page shows it from now on."""
+        """The operations opened (or closed) a project: every page shows it from now on. A
+        grader's pack is graded as its grader, so its Grade page's queue is their assignment."""
+        self.pack = packs.origin(project) if project is not None else None
+        switched_to = (self.pack.grader if self.pack is not None
+                       and grader.remembered() != self.pack.grader else None)
+        if switched_to is not None:
+            grader.remember(switched_to)
         if project is not None:
             recent.remember(project.path)
             self._fill_recent_menu()
@@ -241,7 +263,10 @@ class MainWindow(QMainWindow):
         self.pages.set_context(project, grader.remembered())
         if project is not None:
             self.show_page(GRADE)
-            if grader.remembered() is None:
+            if switched_to is not None:
+                self.ops.say(f"This is {switched_to}'s grader pack: you grade as "
+                             f"{switched_to} now (Ctrl+G changes it).", 0)
+            elif grader.remembered() is None:
                 self.choose_grader()
 
     def _show_project_state(self) -> None:
@@ -249,7 +274,11 @@ class MainWindow(QMainWindow):
         name = grader.remembered()
         title = "physgrade"
         if self.project is not None:
-            title += f" — {self.project.path.name}" + (f" — {name}" if name else "")
+            title += f" — {self.project.path.name}"
+            if self.pack is not None:
+                title += f" — pack for {self.pack.grader}"
+            if name and (self.pack is None or name != self.pack.grader):
+                title += f" — {name}"
         self.setWindowTitle(title)
         self.screens.setCurrentIndex(1 if has_project else 0)
         for action in self.actions():
@@ -355,6 +384,30 @@ class MainWindow(QMainWindow):
 
     def _exported(self, request: transfer.ExportRequest, count: int) -> None:
         self.ops.say(f"Exported {count:,} {request.kind} records to {request.file}", 0)
+
+    # -- team grading -----------------------------------------------------------------------
+
+    def assign_responses(self) -> QDialog | None:
+        """File ▸ Assign Responses…: split the responses among graders (a window-modal dialog,
+        not blocking)."""
+        from physgrade_ui import team
+
+        return team.assign_responses(self.ops, self)
+
+    def make_grader_packs(self) -> QDialog | None:
+        from physgrade_ui import team
+
+        return team.make_grader_packs(self.ops, self)
+
+    def merge_packs(self) -> Worker | None:
+        from physgrade_ui import team
+
+        return team.merge_packs_from_files(self.ops, self)
+
+    def show_conflicts(self) -> QDialog | None:
+        from physgrade_ui import team
+
+        return team.show_conflicts(self.ops, self)
 
     # -- help -------------------------------------------------------------------------------
 

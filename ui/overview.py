@@ -9,21 +9,28 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QFrame, QGridLayout, QHBoxLayout, QProgressBar, QScrollArea,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QFrame, QGridLayout, QHBoxLayout, QHeaderView, QProgressBar,
+                               QScrollArea, QVBoxLayout, QWidget)
 
-from physgrade.changes import Changes
+from physgrade.changes import Changes, Kind
 from physgrade.project import Project
 from physgrade.queries import COUNTED, ProjectInfo, project_info
 from physgrade.scores import HUMAN, LLM, RULES
 from physgrade.tasks import Task
+from physgrade.team.progress import GraderProgress, grader_progress
 from physgrade_ui.operations import Operations
 from physgrade_ui.pages import Section
-from physgrade_ui.widgets import SmallTable, label
+from physgrade_ui.widgets import NUMBER_ALIGNMENT, SmallTable, label
 
 #: The tables counted on cards, in reading order.
 CARDS = ("questions", "responses", "assessments", "judge_reviews", "bloom_labels")
-RATER_KINDS = {HUMAN: "Person", LLM: "Language model", RULES: "Rule checker"}
+RATER_KINDS = {HUMAN: "Person", LLM: "LLM", RULES: "Rules"}
+#: The graders table's columns; the bar of each grader's progress is in PROGRESS_COLUMN.
+GRADER_COLUMNS = ["Grader", "Assigned", "Graded", "Remaining", "Progress", "Pace",
+                  "Outside assignment"]
+PROGRESS_COLUMN, PACE_COLUMN = GRADER_COLUMNS.index("Progress"), GRADER_COLUMNS.index("Pace")
+#: What the graders section shows: it is read again when one of these changes.
+GRADER_KINDS = (Kind.SCORES, Kind.ASSIGNMENTS, Kind.RATERS)
 
 
 def share_text(part: int, whole: int, what: str, of: str = "responses") -> str:
@@ -69,6 +76,55 @@ def read_info(project: Project, task: Task) -> ProjectInfo:
     return project_info(project)
 
 
+def read_graders(project: Project, task: Task) -> list[GraderProgress]:
+    return grader_progress(project)
+
+
+def pace_text(per_hour: float | None) -> str:
+    return "—" if per_hour is None else f"{per_hour:.0f}/h"
+
+
+class GradersTable(SmallTable):
+    """Each grader's assignment: counts, a bar of the share graded, pace."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(GRADER_COLUMNS, parent)
+        for column, tip in ((PACE_COLUMN, "Responses finished per working hour"),
+                            (len(GRADER_COLUMNS) - 1, "Responses graded that were not assigned "
+                                                      "to them")):
+            self.horizontalHeaderItem(column).setToolTip(tip)
+
+    def show_progress(self, progress: list[GraderProgress]) -> None:
+        with self.batch():
+            self.fill([(p.grader, p.assigned, p.graded, p.remaining, "", pace_text(p.per_hour),
+                        p.unassigned_graded or "") for p in progress])
+            for row, person in enumerate(progress):
+                self.item(row, PACE_COLUMN).setTextAlignment(NUMBER_ALIGNMENT)
+                if person.assigned:
+                    self.setCellWidget(row, PROGRESS_COLUMN, _bar(person))
+                else:
+                    self.removeCellWidget(row, PROGRESS_COLUMN)
+        header = self.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(PROGRESS_COLUMN, QHeaderView.ResizeMode.Stretch)
+        self.horizontalHeaderItem(PACE_COLUMN).setTextAlignment(NUMBER_ALIGNMENT)
+
+
+def _bar(person: GraderProgress) -> QWidget:
+    """The share of the assignment graded, as a bar centred in its cell."""
+    cell = QWidget()
+    bar = QProgressBar(cell)
+    bar.setTextVisible(False)
+    bar.setRange(0, person.assigned)
+    bar.setValue(person.graded)
+    bar.setToolTip(f"{person.graded:,} of {person.assigned:,} assigned responses graded "
+                   f"({person.graded / person.assigned:.0%})")
+    layout = QVBoxLayout(cell)
+    layout.setContentsMargins(6, 0, 6, 0)
+    layout.addWidget(bar, 0, Qt.AlignmentFlag.AlignVCenter)
+    return cell
+
+
 class OverviewPage(QScrollArea):
     """Counts, progress, models, raters and topics of the open project."""
 
@@ -94,9 +150,15 @@ class OverviewPage(QScrollArea):
         self.compliant = ShareBar("Template-compliant", shares, 1, content)
         self.pairs = ShareBar("Duplicate pairs decided", shares, 2, content)
         self.models = SmallTable(["Model", "Responses", "Template-compliant"], content)
-        self.raters = SmallTable(["Rater", "Kind", "Prompt version", "Responses scored",
-                                  "Questions labelled"], content)
+        # Short headers: at 1280 px wide the raters' names need the room.
+        self.raters = SmallTable(["Rater", "Kind", "Prompt", "Scored", "Labelled"], content)
+        for column, tip in ((3, "Responses scored"), (4, "Questions labelled (Bloom)")):
+            self.raters.horizontalHeaderItem(column).setToolTip(tip)
         self.topics = SmallTable(["Topic", "Questions"], content)
+        self.graders_title = label("Graders", "section", content)
+        self.graders = GradersTable(content)
+        self.graders_title.hide()
+        self.graders.hide()
 
         cards = QHBoxLayout()
         cards.setSpacing(12)
@@ -124,6 +186,9 @@ class OverviewPage(QScrollArea):
         layout.addSpacing(14)
         layout.addLayout(shares)
         layout.addSpacing(14)
+        layout.addWidget(self.graders_title)
+        layout.addWidget(self.graders)
+        layout.addSpacing(8)
         layout.addLayout(tables)
         layout.addStretch(1)
 
@@ -132,10 +197,14 @@ class OverviewPage(QScrollArea):
     def open(self, project: Project | None, person: str | None) -> None:
         if project is not None:
             self.ops.read(read_info, self.show_info, key=self)
+            self.ops.read(read_graders, self.show_graders, key=self.graders)
 
     def apply(self, changes: Changes) -> None:
-        """Every count may move with any change: read them all again, in the background."""
+        """Every count may move with any change: read them all again, in the background (the
+        graders' progress when grades, assignments or people changed)."""
         self.ops.read(read_info, self.show_info, key=self)
+        if changes.touches(*GRADER_KINDS):
+            self.ops.read(read_graders, self.show_graders, key=self.graders)
 
     def stop(self) -> None:
         """Nothing runs on this page's behalf but reads, which the operations end."""
@@ -165,3 +234,9 @@ class OverviewPage(QScrollArea):
         self.raters.fill([(r.name, RATER_KINDS.get(r.kind, r.kind), r.prompt_version or "—",
                            r.responses, r.questions) for r in info.raters])
         self.topics.fill(list(info.topics.items()))
+
+    def show_graders(self, progress: list[GraderProgress]) -> None:
+        """One row per person with an assignment or a grade; no section while there is none."""
+        self.graders.show_progress(progress)
+        self.graders_title.setVisible(bool(progress))
+        self.graders.setVisible(bool(progress))

@@ -22,7 +22,10 @@ Index = QModelIndex | QPersistentModelIndex
 COLUMNS = ("Question", "Model", "Me", "Others")
 #: Filter facets: QueueFilter field and button title, in the order of the bar.
 FACETS = (("models", "Model"), ("topics", "Topic"), ("kinds", "Kind"), ("bloom", "Bloom"),
-          ("compliance", "Template"), ("mine", "Me"), ("others", "Others"))
+          ("compliance", "Template"), ("mine", "Me"), ("others", "Others"),
+          ("assignment", "Assignment"))
+#: Facet buttons per row: three keep the queue narrow enough for the reading beside it.
+FACETS_PER_ROW = 3
 SEARCH_DELAY_MS = 300
 
 
@@ -148,11 +151,11 @@ class QueuePanel(QWidget):
             button = FacetButton(title)
             button.changed.connect(self.filter_changed)
             self.facets[key] = button
-            grid.addWidget(button, n // 4, n % 4)
+            grid.addWidget(button, *divmod(n, FACETS_PER_ROW))
         self.clear_button = QPushButton("Clear")
         self.clear_button.setProperty("role", "small")
         self.clear_button.clicked.connect(self.clear_filters)
-        grid.addWidget(self.clear_button, 1, 3)
+        grid.addWidget(self.clear_button, *divmod(len(FACETS), FACETS_PER_ROW))
 
         self.table = list_table(self.model, row_height=28)
         header = self.table.horizontalHeader()

@@ -33,6 +33,7 @@ from physgrade_ui.operations import Operations
 from physgrade_ui.pages import Section as SectionKeys
 from physgrade_ui.widgets import NUMBER_ALIGNMENT, ROW_HEIGHT, FacetButton, SmallTable, label
 from physgrade_ui.workers import Worker
+from physgrade.wording import count
 
 #: Filter facets: ReportFilter field and button title, in the order of the bar.
 FACETS = (("models", "Model"), ("topics", "Topic"), ("kinds", "Kind"), ("bloom", "Bloom"),
@@ -52,7 +53,7 @@ NO_REPORT = "No report yet: press Update to compute one."
 UNCHANGED = "The report shown is unchanged."
 #: What a report is computed from: a change to any of it computes the report again.
 REPORTED = (Kind.SCORES, Kind.RATERS, Kind.REVIEWS, Kind.BLOOM, Kind.QUESTIONS, Kind.RESPONSES,
-            Kind.SAMPLES)
+            Kind.SAMPLES, Kind.ADJUDICATIONS)
 #: What the bar's filter values and raters are read from.
 CHOICES = (Kind.RATERS, Kind.QUESTIONS, Kind.RESPONSES)
 
@@ -66,16 +67,12 @@ def compute_report(options: ReportOptions, project: Project, task: Task) -> Repo
     return build_report(project, options, task)
 
 
-def plural(count: int, word: str) -> str:
-    return f"{count:,} {word}{'' if count == 1 else 's'}"
-
-
 def written_text(folder: Path, written: list[Path]) -> str:
     """What an export wrote, by the names in ``folder``: "report.html, csv/ (14 files)"."""
     entries = Counter(path.relative_to(folder).parts[0] + ("/" if path.parent != folder else "")
                       for path in written)
-    return ", ".join(f"{name} ({plural(count, 'file')})" if name.endswith("/") else name
-                     for name, count in entries.items())
+    return ", ".join(f"{name} ({count(files, 'file')})" if name.endswith("/") else name
+                     for name, files in entries.items())
 
 
 def summary_text(report: Report) -> str:
@@ -86,8 +83,8 @@ def summary_text(report: Report) -> str:
                         for key, values in settings["filter"].items())
     created = datetime.fromisoformat(settings["created_at"]).astimezone()
     return " · ".join((
-        plural(settings["responses"], "response"), plural(len(settings["judges"]), "judge"),
-        plural(len(settings["graders"]), "grader"), filters or "no filter",
+        count(settings["responses"], "response"), count(len(settings["judges"]), "judge"),
+        count(len(settings["graders"]), "grader"), filters or "no filter",
         f"analyses for {settings['analyses_rater'] or 'nobody (nothing is graded)'}",
         f"computed {created:%d %b %Y, %H:%M}"))
 

@@ -185,6 +185,28 @@ QLabel[role="refusal"] {{
     color: {WARN}; background: {WARN_BACKGROUND}; border: 1px solid {WARN}; border-radius: 4px;
     padding: 1px 6px; font-size: 9pt; font-weight: 600;
 }}
+QListWidget#disputes::item {{ padding: 6px 8px; border-bottom: 1px solid {BORDER}; }}
+QListWidget#disputes::item:selected {{ background: {ACCENT}; color: white; }}
+QLabel[role="decision-head"] {{
+    color: {MUTED}; font-weight: 600; font-size: {HEADER_POINT_SIZE}pt; padding: 4px 8px;
+    border-bottom: 2px solid {BORDER};
+}}
+QLabel[role="decision-cell"] {{
+    background: {SURFACE}; padding: 4px 8px; border-top: 1px solid transparent;
+    border-bottom: 1px solid {BORDER};
+}}
+QLabel[role="decision-cell"][column="criterion"] {{ border-left: 3px solid transparent; }}
+QLabel[role="decision-cell"][disputed="true"] {{ background: {WARN_BACKGROUND}; }}
+QLabel[role="decision-cell"][current="true"] {{
+    border-top: 1px solid {ACCENT}; border-bottom: 1px solid {ACCENT};
+}}
+QLabel[role="decision-cell"][current="true"][column="criterion"] {{
+    border-left: 3px solid {ACCENT};
+}}
+QLabel[role="decision-cell"][current="true"][disputed="false"] {{ background: #eef4fb; }}
+QLabel[role="decision-head"][column="final"], QLabel[role="decision-cell"][column="final"] {{
+    border-left: 1px solid {BORDER};
+}}
 """
 
 

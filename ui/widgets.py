@@ -4,6 +4,7 @@ filter drop-downs."""
 from __future__ import annotations
 
 from contextlib import contextmanager
+from datetime import datetime
 from typing import Callable, Iterable, Iterator
 
 from PySide6.QtCore import QSize, Qt, Signal
@@ -24,6 +25,15 @@ def label(text: str, role: str | None = None, parent: QWidget | None = None) -> 
     if role:
         widget.setProperty("role", role)
     return widget
+
+
+def local_time(stamp: str | None) -> str:
+    """A stored UTC timestamp as the user's local date and time ("23 Nov 2026, 14:05"); what
+    cannot be read is shown as it is, and no time as a dash."""
+    try:
+        return f"{datetime.fromisoformat(stamp or '').astimezone():%d %b %Y, %H:%M}"
+    except ValueError:
+        return stamp or "—"
 
 
 def shortcuts(widget: QWidget, keys: Iterable[str], slot: Callable[[], object]) -> list[QAction]:

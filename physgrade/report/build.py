@@ -45,8 +45,9 @@ def _categories(criterion: Criterion) -> tuple[int, ...]:
 
 
 def _pairs(data: ScoreData) -> list[tuple[str, str]]:
-    """(judge, reference) pairs: every judge against every grader and the consensus."""
-    references = data.graders + ([HUMAN_CONSENSUS] if len(data.graders) > 1 else [])
+    """(judge, reference) pairs: every judge against every grader and the consensus (when it
+    stands apart from every grader)."""
+    references = data.graders + ([HUMAN_CONSENSUS] if data.consensus_stands_apart() else [])
     return [(judge, reference) for judge in data.judges for reference in references]
 
 
@@ -150,12 +151,12 @@ def criterion_section(data: ScoreData, options: ReportOptions, task: Task) -> Se
 
 
 def main_reference(data: ScoreData) -> str | None:
-    """The people's grade that stands for them all: the consensus when several people graded,
-    else the one grader (None when nobody did). The figures compare judges with it, and the
-    study's analyses use it unless told otherwise."""
-    if not data.graders:
-        return None
-    return HUMAN_CONSENSUS if len(data.graders) > 1 else data.graders[0]
+    """The people's grade that stands for them all: the consensus when several people graded
+    or an adjudicator decided, else the one grader (None when nobody did). The figures compare
+    judges with it, and the study's analyses use it unless told otherwise."""
+    if data.consensus_stands_apart():
+        return HUMAN_CONSENSUS
+    return data.graders[0] if data.graders else None
 
 
 def _slug(text: str) -> str:
@@ -500,7 +501,9 @@ def build_report(project: Project, options: ReportOptions = ReportOptions(),
         "filter": options.filter.describe(), "responses": int(len(data.responses)),
         "judges": data.judges, "graders": data.graders, "analyses_rater": rater,
         "bootstrap_resamples": options.resamples, "seed": options.seed,
-        "consensus": "per criterion, the value more than half of the graders gave; criteria "
-                     "without a majority are left out",
+        "consensus": "per criterion, the adjudicated value where an adjudicator decided, else "
+                     "the value more than half of the graders gave; criteria without a decision "
+                     "or a majority (a tie) are left out",
+        "consensus_values": data.consensus_values(), "consensus_adjudicated": data.adjudicated,
         "n/a": NA_NOTE}
     return Report(f"physgrade report: {project.path.name}", settings, sections)

@@ -150,7 +150,8 @@ SETTING_LABELS = {"project": "Project", "created_at": "Created", "physgrade": "p
                   "filter": "Filter", "responses": "Responses covered", "judges": "Judges",
                   "graders": "Graders", "analyses_rater": "Study analyses by",
                   "bootstrap_resamples": "Bootstrap resamples", "seed": "Random seed",
-                  "consensus": "Human consensus", "n/a": "N/A"}
+                  "consensus": "Human consensus", "consensus_values": "Consensus values",
+                  "consensus_adjudicated": "Consensus values adjudicated", "n/a": "N/A"}
 
 
 def _html_cell(table: Table, row: int, column: int, numeric: bool) -> str:

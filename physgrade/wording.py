@@ -1,0 +1,8 @@
+"""How counts read in messages, said once for the command line, the core's summaries and the app."""
+
+from __future__ import annotations
+
+
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """``1 verdict``, ``2,000 verdicts``, ``3 criteria`` (with ``plural`` given)."""
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"

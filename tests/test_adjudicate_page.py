@@ -1,0 +1,214 @@
+"""The Adjudicate page on the real demo project, whose expert-1 and expert-2 disagree on four
+responses: disputes settled with the keyboard only, refusals that write nothing, the list kept
+current by the broadcast, and a report that takes the decisions as its consensus; every
+decision read back from the project file through a fresh connection."""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pytestqt")
+
+from PySide6.QtCore import Qt  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from conftest import shot  # noqa: E402
+from physgrade import score_tables  # noqa: E402
+from physgrade.project import Project  # noqa: E402
+from physgrade.report.build import build_report  # noqa: E402
+from physgrade.report.options import HUMAN_CONSENSUS, ReportOptions  # noqa: E402
+from physgrade.scores import set_score  # noqa: E402
+from physgrade.team.adjudication import Decision, decisions, set_decision  # noqa: E402
+from physgrade_ui import adjudicate  # noqa: E402
+from physgrade_ui.adjudicate import AdjudicatePage  # noqa: E402
+from physgrade_ui.main_window import MainWindow  # noqa: E402
+
+pytestmark = pytest.mark.usefixtures("app_settings")
+
+ME = "expert-1"
+#: The demo's disputes in the list's order (question, then model) and what each disputes.
+DISPUTES = {"r-0019": ("COR",), "r-0044": ("CON",), "r-0069": ("COH",), "r-0068": ("ANS",)}
+
+
+def keys(qtbot, window: MainWindow, *pressed: object) -> None:
+    """Keys as a person types them, to whatever has the keyboard (the window made active
+    again first: a virtual display can take that from it between two keys)."""
+    for key in pressed:
+        if not window.isActiveWindow():
+            window.activateWindow()
+            qtbot.waitUntil(window.isActiveWindow, timeout=5_000)
+        if isinstance(key, tuple):
+            qtbot.keyClick(QApplication.focusWidget() or window, *key)
+        else:
+            qtbot.keyClick(QApplication.focusWidget() or window, key)
+
+
+def show_page(window: MainWindow, qtbot) -> AdjudicatePage:
+    """Ctrl+8, then wait until the disputes are read and the table holds the keyboard."""
+    keys(qtbot, window, (Qt.Key.Key_8, Qt.KeyboardModifier.ControlModifier))
+    page = window.adjudicate
+    qtbot.waitUntil(lambda: window.pages.currentWidget() is page, timeout=5_000)
+    qtbot.waitUntil(lambda: page.loaded and (page.list.count() == 0 or
+                                             QApplication.focusWidget() is page.table),
+                    timeout=10_000)
+    return page
+
+
+def stored(path: Path, response_id: str) -> dict[str, Decision]:
+    """The decisions on a response as the project file holds them."""
+    with Project.open(path) as project:
+        return decisions(project, response_id)
+
+
+def listed(page: AdjudicatePage) -> list[str]:
+    return [page.list.item(row).text() for row in range(page.list.count())]
+
+
+def current(page: AdjudicatePage) -> str:
+    criterion = page.table.current_criterion
+    assert criterion is not None
+    return criterion.key
+
+
+def status(window: MainWindow) -> str:
+    return window.statusBar().currentMessage()
+
+
+def test_keys_decide_refuse_clear_and_move_between_disputes(window: MainWindow, demo: Path,
+                                                            qtbot) -> None:
+    # expert-2 also gives r-0019 INT 0 (expert-1 gave 1): a second disputed criterion there
+    assert window.ops.write(partial(set_score, grader="expert-2", response_id="r-0019",
+                                    criterion="INT", value=0))
+    page = show_page(window, qtbot)
+    assert page.adjudicator_label.text() == f"Adjudicating as {ME}"
+    assert [d.response_id for d in page.listed] == list(DISPUTES)
+    assert [d.disputed for d in page.listed][1:] == list(DISPUTES.values())[1:]
+    assert listed(page)[0] == "q-0007 · orbit-7b\nINT, COR  ·  0 of 2 decided"
+    assert page.stats.text().startswith("4 disputed responses")
+    assert page.dispute.response_id == "r-0019" and current(page) == "INT"
+    heads = [head.text() for head in page.table.heads]
+    assert heads == ["Criterion", f"{ME} (you)", "expert-2", "Final"]
+    cor = page.table.rows[page.item.rubric.keys.index("COR")]
+    assert "½kx has units of newtons" in cor.cells[2].text()  # expert-2's note, side by side
+    assert "to decide" in cor.cells[3].text()
+    shot(window, "adjudicate-dispute.png")
+
+    keys(qtbot, window, "5")                     # INT takes 0 or 1: refused, nothing written
+    assert "INT takes 0, 1" in status(window) and stored(demo, "r-0019") == {}
+    assert page._editor.refusal.isVisible()
+    keys(qtbot, window, "1")                     # INT decided; on to the next disputed one
+    assert stored(demo, "r-0019")["INT"] == Decision(1, ME, None,
+                                                     stored(demo, "r-0019")["INT"].decided_at)
+    assert current(page) == "COR" and "final INT = 1" in status(window)
+    assert listed(page)[0].endswith("1 of 2 decided")
+    keys(qtbot, window, "2")                     # COR decided: the dispute is settled
+    assert {k: d.value for k, d in stored(demo, "r-0019").items()} == {"INT": 1, "COR": 2}
+    assert "Settled" in status(window) and page.state.text() == "✓ Settled"
+    assert "decided by you" in cor.cells[3].text()
+    qtbot.waitUntil(lambda: listed(page)[0].endswith("✓ settled"), timeout=5_000)
+
+    assert current(page) == "INT"                # round to the first disputed criterion
+    keys(qtbot, window, "j", Qt.Key.Key_Down)
+    assert current(page) == "CON"
+    keys(qtbot, window, "k", Qt.Key.Key_Up, Qt.Key.Key_Up)
+    assert current(page) == "INT"                # the first row stays the first
+    keys(qtbot, window, Qt.Key.Key_Backspace)     # the final INT withdrawn
+    assert "INT" not in stored(demo, "r-0019") and "cleared" in status(window)
+    assert listed(page)[0].endswith("1 of 2 decided")
+    keys(qtbot, window, Qt.Key.Key_Delete)        # nothing left to clear: nothing written
+    assert "no final value to clear" in status(window)
+
+    keys(qtbot, window, Qt.Key.Key_Return)        # the next unsettled dispute
+    assert page.dispute.response_id == "r-0044" and current(page) == "CON"
+    assert "multiple choice" in page.facts.text()
+    keys(qtbot, window, "n")                      # CON has no N/A: refused, nothing written
+    assert "has no N/A" in status(window) and stored(demo, "r-0044") == {}
+    keys(qtbot, window, "j", "n")                 # EXE takes N/A
+    assert stored(demo, "r-0044")["EXE"].value is None
+    assert current(page) == "CON"                 # back to the disputed criterion
+    keys(qtbot, window, "0")
+    assert stored(demo, "r-0044")["CON"].value == 0
+    keys(qtbot, window, "e")                      # a note on the final value
+    qtbot.waitUntil(lambda: page._editor.note.hasFocus(), timeout=2_000)
+    qtbot.keyClicks(page._editor.note, "the Lenz argument is reversed")
+    qtbot.keyClick(page._editor.note, Qt.Key.Key_Return)
+    assert stored(demo, "r-0044")["CON"] == Decision(0, ME, "the Lenz argument is reversed",
+                                                     stored(demo, "r-0044")["CON"].decided_at)
+    assert QApplication.focusWidget() is page.table
+
+    keys(qtbot, window, Qt.Key.Key_PageDown)      # r-0069, then back where we came from
+    assert page.dispute.response_id == "r-0069"
+    keys(qtbot, window, Qt.Key.Key_Left)
+    assert page.dispute.response_id == "r-0044"
+    keys(qtbot, window, Qt.Key.Key_PageUp)
+    assert page.dispute.response_id == "r-0019"
+    section = page.help_section()
+    assert section[0] == "Adjudicate" and ("N", adjudicate.KEYS[2][1]) in section[1]
+
+
+def test_the_list_follows_the_broadcast_and_the_report_takes_the_decisions(
+        window: MainWindow, demo: Path, qtbot) -> None:
+    with Project.open(demo) as project:   # before: the two graders tie, so no consensus
+        before = score_tables.load(project)
+    consensus = before.scores[before.scores["rater"] == HUMAN_CONSENSUS]
+    assert consensus[(consensus["response_id"] == "r-0019")
+                     & (consensus["criterion"] == "COR")].empty
+    page = show_page(window, qtbot)
+    assert all(text.endswith("0 of 1 decided") for text in listed(page))
+
+    # a decision made elsewhere (another page, a command): the list hears of it
+    assert window.ops.write(partial(set_decision, adjudicator="expert-2",
+                                    response_id="r-0069", criterion="COH", value=1))
+    qtbot.waitUntil(lambda: listed(page)[2].endswith("✓ settled"), timeout=5_000)
+    assert page.stats.text() == "4 disputed responses   ·   1 settled   ·   3 to settle"
+
+    for _ in range(3):                            # the three left, each with the first value
+        keys(qtbot, window, "1", Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: all(text.endswith("✓ settled") for text in listed(page)),
+                    timeout=5_000)
+    assert {rid: {k: d.value for k, d in stored(demo, rid).items()} for rid in DISPUTES} == {
+        "r-0019": {"COR": 1}, "r-0044": {"CON": 1}, "r-0069": {"COH": 1}, "r-0068": {"ANS": 1}}
+    assert "Every dispute in the list is settled" in status(window)
+    shot(window, "adjudicate-settled.png")
+
+    # read afresh, the Open filter lets the settled ones go; All shows them again
+    page.filter.setCurrentIndex(page.filter.findData("all"))
+    assert page.list.count() == 4
+    page.filter.setCurrentIndex(page.filter.findData("open"))
+    assert page.body.currentWidget() is page.empty and page.empty_title.text() == "All settled"
+    page.empty_button.click()
+    assert page.filter.currentData() == "all" and page.list.count() == 4
+    page.difference.setValue(2)                   # the demo's graders differ by 1 at most
+    qtbot.waitUntil(lambda: page.empty_title.text() == "Nothing to adjudicate", timeout=5_000)
+    assert page.empty_button.text() == "Show every difference"
+    page.empty_button.click()
+    qtbot.waitUntil(lambda: page.list.count() == 4, timeout=5_000)
+
+    with Project.open(demo) as project:
+        report = build_report(project, ReportOptions(resamples=20))
+        after = score_tables.load(project)
+    assert report.settings["consensus_adjudicated"] == 4
+    consensus = after.scores[after.scores["rater"] == HUMAN_CONSENSUS]
+    cor = consensus[(consensus["response_id"] == "r-0019") & (consensus["criterion"] == "COR")]
+    assert cor["value"].tolist() == [1]
+
+
+def test_a_project_nobody_disputes_says_so(qtbot, tmp_path: Path) -> None:
+    from physgrade_ui import grader
+
+    path = tmp_path / "agreed.physgrade"
+    Project.create(path).close()
+    grader.remember(ME)
+    window = MainWindow(path)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=5_000)
+    page = show_page(window, qtbot)
+    assert page.body.currentWidget() is page.empty
+    assert page.empty_text.text() == adjudicate.NO_DISPUTES
+    assert not page.empty_button.isVisible() and not page.hint.isVisible()
