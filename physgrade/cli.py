@@ -18,7 +18,7 @@ import random
 import sqlite3
 import sys
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
@@ -245,12 +245,19 @@ def cmd_export(args: argparse.Namespace) -> None:
 
 @command("info", "counts, models, raters and graded share", DB, JSON)
 def cmd_info(args: argparse.Namespace) -> None:
+    from physgrade.team.packs import origin
+
     with Project.open(args.db) as project:
         info = project_info(project)
+        pack = origin(project)
     if args.json:
-        print(json.dumps(info.as_dict(), indent=2, ensure_ascii=False))
+        print(json.dumps(info.as_dict() | {"pack": asdict(pack) if pack else None}, indent=2,
+                         ensure_ascii=False))
         return
     print(f"{info.path} (schema {info.schema_version})")
+    if pack is not None:
+        print(f"  grader pack for {pack.grader}, made from {pack.project_name} on "
+              f"{pack.made_at[:10]}" + (" (blind)" if pack.blind else ""))
     for table, label in COUNTED.items():
         print(f"  {label:<20} {info.counts[table]:>9,}")
     print(f"  {'template-compliant':<20} {info.compliant_responses:>9,}")
@@ -920,11 +927,12 @@ def cmd_assign(args: argparse.Namespace) -> None:
         print("\ndry run: nothing written")
 
 
-def _print_table(header: list[str], rows: list[list[str]]) -> None:
-    """Plain text columns: the first left-aligned, the others (counts) right-aligned."""
+def _print_table(header: list[str], rows: list[list[str]], counts_from: int = 1) -> None:
+    """Plain text columns: text left-aligned, counts (the columns from ``counts_from`` on)
+    right-aligned."""
     widths = [max(len(line[i]) for line in [header, *rows]) for i in range(len(header))]
     for line in [header, *rows]:
-        print("  " + "  ".join(cell.ljust(width) if i == 0 else cell.rjust(width)
+        print("  " + "  ".join(cell.rjust(width) if i >= counts_from else cell.ljust(width)
                                for i, (cell, width) in enumerate(zip(line, widths))).rstrip())
 
 
@@ -1035,11 +1043,12 @@ def cmd_disputes(args: argparse.Namespace) -> None:
         print(json.dumps({"disputes": [d.as_dict() for d in found]}, indent=2,
                          ensure_ascii=False))
         return
-    for d in found:
-        state = ("settled" if d.settled
-                 else f"open {len(d.disputed) - len(d.decided)} of {len(d.disputed)}")
-        print(f"{d.response_id}  {d.model}  {d.question_id}  {','.join(d.disputed)}  "
-              f"{', '.join(d.graders)}  {state}")
+    if found:
+        _print_table(["response", "model", "question", "differ on", "graders", "decisions"],
+                     [[d.response_id, d.model, d.question_id, ",".join(d.disputed),
+                       ", ".join(d.graders), "settled" if d.settled
+                       else f"{len(d.decided)} of {len(d.disputed)} decided"] for d in found],
+                     counts_from=6)
     settled = sum(d.settled for d in found)
     print(f"{count(len(found), 'disputed response')}: {settled:,} settled, "
           f"{len(found) - settled:,} open")

@@ -195,3 +195,30 @@ def test_opening_a_project_again_keeps_the_locks_of_a_connection_already_open(tm
     finally:
         fresh.close()
         first.close()
+
+
+def test_a_project_of_schema_7_keeps_its_grades_and_their_history_when_teams_arrive(tmp_path):
+    """Version 8 recreates the history triggers (they keep quiet during a merge): a project made
+    before keeps its history, and a change after the upgrade is recorded as before."""
+    from conftest import question, response, write_jsonl
+    from physgrade.importer import import_file
+
+    older = tmp_path / "schema7"
+    older.mkdir()
+    for step in migrations()[:7]:
+        shutil.copy(step.path, older)
+    path = tmp_path / "old.physgrade"
+    with Project.create(path, older) as old:
+        import_file(old, write_jsonl(tmp_path / "q.jsonl", [question()]), "questions")
+        import_file(old, write_jsonl(tmp_path / "r.jsonl", [response()]), "responses")
+        set_score(old, "tess", "r-1", "INT", 1)
+    with Project.open(path) as upgraded:
+        conn = upgraded.conn
+        assert upgraded.schema_version == len(migrations()) >= 8
+        assert len(conn.execute("SELECT id FROM project_identity").fetchall()) == 1
+        set_score(upgraded, "tess", "r-1", "INT", 0)
+        clear_score(upgraded, "tess", "r-1", "INT")
+        history = conn.execute("SELECT action, old_value, new_value, source FROM score_history "
+                               "ORDER BY id").fetchall()
+        assert history == [("set", None, 1, None), ("change", 1, 0, None),
+                           ("clear", 0, None, None)]

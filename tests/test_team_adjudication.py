@@ -284,8 +284,11 @@ def test_disputes_command(team: Project, capsys) -> None:
          "decided": ["EXE"]}]
     assert main(["disputes", db, "--min-difference", "2"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].startswith("r-1") and lines[0].endswith("open 1 of 1") and "COR" in lines[0]
-    assert lines[1].startswith("r-3") and lines[1].endswith("settled")
+    assert lines[0].split() == ["response", "model", "question", "differ", "on", "graders",
+                                "decisions"]
+    assert lines[1].split() == ["r-1", "orbit-7b", "q-1", "COR", "ann,", "bob", "0", "of", "1",
+                                "decided"]
+    assert lines[2].split()[0] == "r-3" and lines[2].endswith("settled")
     assert lines[-1] == "2 disputed responses: 1 settled, 1 open"
     assert main(["disputes", db, "--min-difference", "0"]) == 1
     assert "at least 1" in capsys.readouterr().err

@@ -130,6 +130,12 @@ def test_commands_work_on_a_pack(study, folder, capsys):
     assert main(["info", str(out), "--json"]) == 0
     info = json.loads(capsys.readouterr().out)
     assert info["counts"]["responses"] > 0 and [r["name"] for r in info["raters"]] == ["expert-2"]
+    assert info["pack"]["grader"] == "expert-2" and info["pack"]["blind"] is True
+    assert info["pack"]["project_name"] == Path(study).name
+    assert main(["info", str(out)]) == 0
+    assert "grader pack for expert-2, made from " in capsys.readouterr().out
+    assert main(["info", str(study), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["pack"] is None
     exported = folder / "grades.jsonl"
     assert main(["export", str(out), "--kind", "grades", "--out", str(exported)]) == 0
     graders = {json.loads(line)["grader"] for line in exported.read_text().splitlines()}

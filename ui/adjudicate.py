@@ -20,7 +20,7 @@ from html import escape
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QMouseEvent, QResizeEvent, QShowEvent
-from PySide6.QtWidgets import (QAbstractSpinBox, QApplication, QComboBox, QFrame, QGridLayout,
+from PySide6.QtWidgets import (QAbstractSpinBox, QApplication, QComboBox, QGridLayout,
                                QHBoxLayout, QLabel, QLineEdit, QListWidget, QListWidgetItem,
                                QPushButton, QScrollArea, QSizePolicy, QSpinBox, QSplitter,
                                QStackedWidget, QVBoxLayout, QWidget)
@@ -37,7 +37,8 @@ from physgrade_ui.operations import Operations, Write
 from physgrade_ui.pages import Section
 from physgrade_ui.reading_view import BufferedReadingView
 from physgrade_ui.scoring import REFUSAL_MS, CriterionRow, _restyle
-from physgrade_ui.widgets import ElidedLabel, EmptyState, RowCursor, label, shortcuts
+from physgrade_ui.widgets import (ElidedLabel, EmptyState, RowCursor, SessionHeader, label,
+                                  shortcuts)
 
 #: The list's filters: value, name, what it shows.
 FILTERS = (("open", "Open", "Disputes with a criterion still to decide (one you settle stays "
@@ -362,11 +363,9 @@ class AdjudicatePage(QWidget):
 
     # -- building -------------------------------------------------------------------------------
 
-    def _make_header(self) -> QFrame:
-        header = QFrame(self)
-        header.setProperty("role", "card")
-        title = label("Adjudicate", "title", header)
-        self.difference = QSpinBox(header)
+    def _make_header(self) -> SessionHeader:
+        """The controls, made here and laid out (and so owned) by the header."""
+        self.difference = QSpinBox()
         self.difference.setObjectName("min_difference")
         self.difference.setRange(1, MOST_DIFFERENCE)
         self.difference.setFocusPolicy(Qt.FocusPolicy.ClickFocus)  # digits stay with the table
@@ -375,40 +374,18 @@ class AdjudicatePage(QWidget):
                                    "counts)")
         self.difference.valueChanged.connect(self._difference_changed)
         self.difference.editingFinished.connect(self.focus_table)
-        self.filter = QComboBox(header)
+        self.filter = QComboBox()
         self.filter.setObjectName("dispute_filter")
         self.filter.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
         for index, (value, name, meaning) in enumerate(FILTERS):
             self.filter.addItem(name, value)
             self.filter.setItemData(index, meaning, Qt.ItemDataRole.ToolTipRole)
         self.filter.currentIndexChanged.connect(self._filter_changed)
-        self.adjudicator_label = label("", "reviewer", header)
-        self.adjudicator_label.setTextFormat(Qt.TextFormat.PlainText)
-        self.stats = label("", None, header)
+        header = SessionHeader("Adjudicate", (("Differ by at least", self.difference),
+                                              ("Show", self.filter)), self)
+        self.adjudicator_label, self.stats, self.position = (header.person, header.stats,
+                                                             header.position)
         self.stats.setObjectName("adjudicate_stats")
-        self.stats.setTextFormat(Qt.TextFormat.PlainText)
-        self.position = label("", "position", header)
-        self.position.setTextFormat(Qt.TextFormat.PlainText)
-        top = QHBoxLayout()
-        top.setSpacing(10)
-        top.addWidget(title)
-        top.addSpacing(12)
-        top.addWidget(label("Differ by at least", "muted", header))
-        top.addWidget(self.difference)
-        top.addSpacing(6)
-        top.addWidget(label("Show", "muted", header))
-        top.addWidget(self.filter)
-        top.addStretch(1)
-        top.addWidget(self.adjudicator_label)
-        bottom = QHBoxLayout()
-        bottom.setSpacing(10)
-        bottom.addWidget(self.stats, 1)
-        bottom.addWidget(self.position)
-        layout = QVBoxLayout(header)
-        layout.setContentsMargins(18, 10, 18, 10)
-        layout.setSpacing(6)
-        layout.addLayout(top)
-        layout.addLayout(bottom)
         return header
 
     def _make_side(self) -> QWidget:

@@ -36,7 +36,7 @@ from physgrade_ui import reading, style
 from physgrade_ui.operations import Operations
 from physgrade_ui.pages import Section
 from physgrade_ui.reading_view import BufferedReadingView
-from physgrade_ui.widgets import EmptyState, label, shortcuts
+from physgrade_ui.widgets import EmptyState, SessionHeader, label, shortcuts
 
 #: The keys of the two pickers, in the vocabularies' order: the number row and Q W E R.
 COGNITIVE_KEYS = tuple(str(n) for n in range(1, len(BLOOM_COGNITIVE) + 1))
@@ -226,13 +226,11 @@ class BloomPage(QWidget):
 
     # -- building -----------------------------------------------------------------------------
 
-    def _make_header(self) -> QFrame:
-        header = QFrame(self)
-        header.setProperty("role", "card")
-        title = label("Bloom labels", "title", header)
+    def _make_header(self) -> SessionHeader:
+        """The controls, made here and laid out (and so owned) by the header."""
 
         def combo(name: str) -> QComboBox:
-            box = QComboBox(header)
+            box = QComboBox()
             box.setObjectName(name)
             box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
             box.setFocusPolicy(Qt.FocusPolicy.ClickFocus)  # letters stay with the session
@@ -252,7 +250,7 @@ class BloomPage(QWidget):
         self.source = combo("bloom_source")
         self.source.setMinimumWidth(150)
         self.source.setToolTip("Whose labels are shown as the suggestion")
-        self.blind = QCheckBox("Blind", header)
+        self.blind = QCheckBox("Blind")
         self.blind.setObjectName("bloom_blind")
         self.blind.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
         self.blind.setToolTip("Hide the suggestion, to label independently — key B")
@@ -260,35 +258,12 @@ class BloomPage(QWidget):
         self.topic.currentIndexChanged.connect(self._queue_changed)
         self.source.currentIndexChanged.connect(self._suggestion_changed)
         self.blind.toggled.connect(self._suggestion_changed)
-        self.annotator_label = label("", "reviewer", header)
-        self.annotator_label.setTextFormat(Qt.TextFormat.PlainText)
-        self.stats = label("", None, header)
+        header = SessionHeader("Bloom labels", (("Show", self.filter), ("Topic", self.topic),
+                                                ("Suggestions", self.source), ("", self.blind)),
+                               self)
+        self.annotator_label, self.stats, self.position = (header.person, header.stats,
+                                                           header.position)
         self.stats.setObjectName("bloom_stats")
-        self.stats.setTextFormat(Qt.TextFormat.PlainText)
-        self.position = label("", "position", header)
-        self.position.setTextFormat(Qt.TextFormat.PlainText)
-
-        top = QHBoxLayout()
-        top.setSpacing(10)
-        top.addWidget(title)
-        top.addSpacing(12)
-        for text, widget in (("Show", self.filter), ("Topic", self.topic),
-                             ("Suggestions", self.source)):
-            top.addWidget(label(text, "muted", header))
-            top.addWidget(widget)
-            top.addSpacing(6)
-        top.addWidget(self.blind)
-        top.addStretch(1)
-        top.addWidget(self.annotator_label)
-        bottom = QHBoxLayout()
-        bottom.setSpacing(10)
-        bottom.addWidget(self.stats, 1)
-        bottom.addWidget(self.position)
-        layout = QVBoxLayout(header)
-        layout.setContentsMargins(18, 10, 18, 10)
-        layout.setSpacing(6)
-        layout.addLayout(top)
-        layout.addLayout(bottom)
         return header
 
     def _make_side(self) -> QScrollArea:

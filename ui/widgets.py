@@ -155,6 +155,42 @@ def list_table(model: QAbstractItemModel, row_height: int) -> QTableView:
     return table
 
 
+class SessionHeader(QFrame):
+    """The card above a page worked through item by item (Bloom labels, Adjudicate): the title
+    and the page's controls, each after its caption, with the person at work on the right;
+    under them the session's counts (``stats``) and where the person is (``position``)."""
+
+    def __init__(self, title: str, controls: Iterable[tuple[str, QWidget]],
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setProperty("role", "card")
+        self.person = label("", "reviewer", self)
+        self.stats = label("", None, self)
+        self.position = label("", "position", self)
+        for plain in (self.person, self.stats, self.position):
+            plain.setTextFormat(Qt.TextFormat.PlainText)
+        top = QHBoxLayout()
+        top.setSpacing(10)
+        top.addWidget(label(title, "title", self))
+        top.addSpacing(12)
+        for caption, control in controls:
+            if caption:
+                top.addWidget(label(caption, "muted", self))
+            top.addWidget(control)
+            top.addSpacing(6)
+        top.addStretch(1)
+        top.addWidget(self.person)
+        bottom = QHBoxLayout()
+        bottom.setSpacing(10)
+        bottom.addWidget(self.stats, 1)
+        bottom.addWidget(self.position)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(18, 10, 18, 10)
+        layout.setSpacing(6)
+        layout.addLayout(top)
+        layout.addLayout(bottom)
+
+
 class SmallTable(QTableWidget):
     """A read-only table that is as tall as its rows, so the page scrolls rather than the table."""
 

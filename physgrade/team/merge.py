@@ -129,8 +129,8 @@ class _Read:
 def merge(project: Project, paths: Sequence[Path], task: Task | None = None) -> MergeResult:
     """Merge the packs at ``paths`` into the project, in order, all in one transaction.
 
-    Refuses (changing nothing) a file that is no pack of this project, cannot be read, or holds
-    a score the rubric does not allow.
+    Refuses (changing nothing) a file that is no pack of this project, cannot be read, holds
+    a score the rubric does not allow, or is an older copy of a pack merged already.
     """
     task = task or Task()
     paths = [Path(path) for path in paths]
@@ -307,6 +307,13 @@ def _merge_pack(project: Project, pack: _Read, task: Task) -> tuple[PackMerged, 
     task.report(0, None, f"comparing {name}")
     history_merged = conn.execute("SELECT history_merged FROM packs WHERE id = ?",
                                   (pack_id,)).fetchone()[0]
+    if pack.last_history < history_merged:
+        # A pack's history only grows: this file is an older copy, whose grades would
+        # silently take back the later ones merged already.
+        raise ProjectError(f"{name} is an older copy of a pack merged already (it holds "
+                           f"{count(pack.last_history, 'change')} of the "
+                           f"{history_merged:,} merged): merge the grader's latest copy; "
+                           "nothing merged")
     changes = _map_people(project, pack, history_merged)
     _classify(conn, pack, pack_id)
     counts = dict(conn.execute("SELECT action, count(*) FROM temp.merge_keys GROUP BY action"))
@@ -322,8 +329,7 @@ def _merge_pack(project: Project, pack: _Read, task: Task) -> tuple[PackMerged, 
         _record_conflicts(conn, pack_id)
         changes |= _touched(conn, "'conflict'", Kind.CONFLICTS)
     settled = _settle_outdated(conn, pack_id, name)
-    if settled:
-        changes |= Changes.of(Kind.CONFLICTS, responses=settled)
+    changes |= settled
     agreed = applied + counts.get("agree", 0)
     if agreed:
         _advance_base(conn, pack_id)
@@ -381,14 +387,17 @@ def _classify(conn: sqlite3.Connection, pack: _Read, pack_id: str) -> None:
         f"LEFT JOIN temp.merge_theirs t ON {_key('t', 'b')} "
         f"LEFT JOIN main.scores o ON {_key('o', 'b')} "
         "WHERE b.pack_id = ? AND t.rater_id IS NULL)", (pack_id,))
-    # A side without a score: the time it was last changed there, from the history.
+    # A side without a score: the time it was last changed there, from the history. Only the
+    # pack's history not merged yet is read: a removal merged before with no change since is
+    # one an open conflict holds already, with its time.
     conn.execute(
-        "UPDATE temp.merge_keys AS k SET their_time = (SELECT max(h.changed_at) "
+        "UPDATE temp.merge_keys AS k SET their_time = coalesce((SELECT max(h.changed_at) "
         "FROM temp.merge_history h JOIN temp.merge_raters m ON m.name = h.name "
         "WHERE h.pack = ? AND m.rater_id = k.rater_id "
         "AND h.response_id = k.response_id AND h.rubric = k.rubric "
-        "AND h.criterion = k.criterion) WHERE action = 'conflict' AND NOT their_given",
-        (pack.index,))
+        "AND h.criterion = k.criterion), (SELECT c.pack_time FROM main.merge_conflicts c "
+        f"WHERE c.pack_id = ? AND c.resolution IS NULL AND NOT c.pack_given AND {_key('c')})) "
+        "WHERE action = 'conflict' AND NOT their_given", (pack.index, pack_id))
     conn.execute(
         "UPDATE temp.merge_keys AS k SET our_time = (SELECT max(h.changed_at) "
         f"FROM main.score_history h WHERE {_key('h')}) "
@@ -470,22 +479,26 @@ def _record_conflicts(conn: sqlite3.Connection, pack_id: str) -> None:
         (pack_id, now_iso()))
 
 
-def _settle_outdated(conn: sqlite3.Connection, pack_id: str, name: str) -> frozenset[str]:
+def _settle_outdated(conn: sqlite3.Connection, pack_id: str, name: str) -> Changes:
     """Open conflicts of this pack that the two sides no longer disagree on: the pack went back
     to the base (the project's value stands) or the two now agree or the project went back (the
-    pack's stands). Returns their responses."""
+    pack's stands). Returns the conflicts changed, of their responses and questions."""
     outdated = ("pack_id = ? AND resolution IS NULL AND NOT EXISTS (SELECT 1 FROM "
                 f"temp.merge_keys k WHERE {_key('merge_conflicts')} "
                 "AND k.action IN ('conflict', 'known'))")
-    responses = frozenset(r for (r,) in conn.execute(
-        f"SELECT response_id FROM merge_conflicts WHERE {outdated}", (pack_id,)))
-    if responses:
-        conn.execute(
-            "UPDATE merge_conflicts SET resolution = CASE WHEN EXISTS (SELECT 1 FROM "
-            f"temp.merge_keys k WHERE {_key('merge_conflicts')}) THEN ? ELSE ? END, "
-            f"resolved_by = ?, resolved_at = ? WHERE {outdated}",
-            (KEEP_PACK, KEEP_PROJECT, f"merge of {name}", now_iso(), pack_id))
-    return responses
+    rows = conn.execute(
+        "SELECT DISTINCT merge_conflicts.response_id, r.question_id FROM merge_conflicts "
+        f"JOIN main.responses r ON r.id = merge_conflicts.response_id WHERE {outdated}",
+        (pack_id,)).fetchall()
+    if not rows:
+        return NOTHING
+    conn.execute(
+        "UPDATE merge_conflicts SET resolution = CASE WHEN EXISTS (SELECT 1 FROM "
+        f"temp.merge_keys k WHERE {_key('merge_conflicts')}) THEN ? ELSE ? END, "
+        f"resolved_by = ?, resolved_at = ? WHERE {outdated}",
+        (KEEP_PACK, KEEP_PROJECT, f"merge of {name}", now_iso(), pack_id))
+    return Changes.of(Kind.CONFLICTS, responses=[r for r, _ in rows],
+                      questions=[q for _, q in rows])
 
 
 def _advance_base(conn: sqlite3.Connection, pack_id: str) -> None:

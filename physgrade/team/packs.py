@@ -27,6 +27,7 @@ from physgrade.project import Project, ProjectError, now_iso
 from physgrade.scores import is_person, person_id
 from physgrade.tasks import Cancelled, Task
 from physgrade.team.assign import assignees
+from physgrade.wording import count
 
 #: What a pack file's name ends with.
 PACK_SUFFIX = ".physgrade"
@@ -73,9 +74,8 @@ class PackMade:
     def text(self) -> str:
         """One line for people: "pack for expert-1: 42 responses (30 questions), blind, at …"."""
         seen = "blind" if self.blind else "with the judges' verdicts and colleagues' grades"
-        return (f"pack for {self.grader}: {self.responses:,} "
-                f"response{'' if self.responses == 1 else 's'} ({self.questions:,} "
-                f"question{'' if self.questions == 1 else 's'}), {seen}, written to {self.path}")
+        return (f"pack for {self.grader}: {count(self.responses, 'response')} "
+                f"({count(self.questions, 'question')}), {seen}, written to {self.path}")
 
 
 class PacksCancelled(Cancelled):
