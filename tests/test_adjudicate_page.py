@@ -178,11 +178,11 @@ def test_the_list_follows_the_broadcast_and_the_report_takes_the_decisions(
     page.filter.setCurrentIndex(page.filter.findData("all"))
     assert page.list.count() == 4
     page.filter.setCurrentIndex(page.filter.findData("open"))
-    assert page.body.currentWidget() is page.empty and page.empty_title.text() == "All settled"
+    assert page.body.currentWidget() is page.empty and page.empty.title.text() == "All settled"
     page.empty_button.click()
     assert page.filter.currentData() == "all" and page.list.count() == 4
     page.difference.setValue(2)                   # the demo's graders differ by 1 at most
-    qtbot.waitUntil(lambda: page.empty_title.text() == "Nothing to adjudicate", timeout=5_000)
+    qtbot.waitUntil(lambda: page.empty.title.text() == "Nothing to adjudicate", timeout=5_000)
     assert page.empty_button.text() == "Show every difference"
     page.empty_button.click()
     qtbot.waitUntil(lambda: page.list.count() == 4, timeout=5_000)
@@ -210,5 +210,5 @@ def test_a_project_nobody_disputes_says_so(qtbot, tmp_path: Path) -> None:
     qtbot.waitUntil(window.isActiveWindow, timeout=5_000)
     page = show_page(window, qtbot)
     assert page.body.currentWidget() is page.empty
-    assert page.empty_text.text() == adjudicate.NO_DISPUTES
+    assert page.empty.texts[0].text() == adjudicate.NO_DISPUTES
     assert not page.empty_button.isVisible() and not page.hint.isVisible()

@@ -186,8 +186,8 @@ def test_filters_and_topic_narrow_the_queue_down_to_the_empty_state(
         assert page.item.topic == "Optics"
         press(qtbot, window, Qt.Key.Key_Return)   # accept the tagger's label
     assert page.body.currentWidget() is page.empty
-    assert page.empty_title.text() == "All labelled"
-    assert "in Optics" in page.empty_text.text()
+    assert page.empty.title.text() == "All labelled"
+    assert "in Optics" in page.empty.texts[0].text()
     shot(window, "bloom-all-labelled.png")
     assert page.stats.text().startswith("5 labelled this session")
     assert len(stored(demo)) == 5
@@ -250,15 +250,15 @@ def test_the_empty_states_and_the_help_overlay(window: MainWindow, qtbot) -> Non
     window.help.hide()
     choose(page, page.filter, "disagreements")   # only expert-2 has labelled: none yet
     assert page.body.currentWidget() is page.empty
-    assert page.empty_title.text() == "No disagreements"
+    assert page.empty.title.text() == "No disagreements"
     shot(window, "bloom-no-disagreements.png")
     with Project.create(window.project.path.with_name("bare.physgrade")):
         pass
     window.open_project(window.project.path.with_name("bare.physgrade"))
     window.bloom_action.trigger()
     assert page.body.currentWidget() is page.empty
-    assert page.empty_title.text() == "No questions yet"
-    assert "import questions" in page.empty_text.text()
+    assert page.empty.title.text() == "No questions yet"
+    assert "import questions" in page.empty.texts[0].text()
     assert not page.empty_button.isVisible()
 
 

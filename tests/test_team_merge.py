@@ -46,16 +46,19 @@ def grade_all(pack: Path, grader: str, responses: list[str], shift: int) -> None
                           note=f"{grader} on {criterion.key}" if i == 0 else None)
 
 
-@pytest.fixture
-def study(demo: Path, tmp_path: Path) -> dict[str, Path]:
+def packed(demo: Path, folder: Path) -> dict[str, Path]:
     """The demo assigned to ann, bob and expert-1 (who has grades already), a third of the
-    responses to two of them, and a pack for each."""
-    folder = tmp_path / "packs"
+    responses to two of them, and a blind pack for each in ``folder``: grader -> pack."""
     folder.mkdir()
     with Project.open(demo) as project:
         assign.apply(project, assign.plan(project, GRADERS, 0.3, seed=2))
         made, _ = make_packs(project, folder)
     return {pack.grader: pack.path for pack in made}
+
+
+@pytest.fixture
+def study(demo: Path, tmp_path: Path) -> dict[str, Path]:
+    return packed(demo, tmp_path / "packs")
 
 
 def shared_response(db: Path) -> str:

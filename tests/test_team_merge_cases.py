@@ -18,8 +18,8 @@ from physgrade.rubric import RUBRICS
 from physgrade.scores import clear_score, response_rubric, set_note, set_score
 from physgrade.team import assign
 from physgrade.team.merge import KEEP_PACK, KEEP_PROJECT, merge, open_conflicts, resolve
-from physgrade.team.packs import make_pack, make_packs
-from test_team_merge import GRADERS, Key, dump, expert_scores, grade_all, human_scores
+from physgrade.team.packs import make_pack
+from test_team_merge import GRADERS, Key, dump, expert_scores, grade_all, human_scores, packed
 
 #: Where merged history rows say they came from.
 MERGED = "source LIKE 'merged from %'"
@@ -27,14 +27,7 @@ MERGED = "source LIKE 'merged from %'"
 
 @pytest.fixture
 def study(demo: Path, tmp_path: Path) -> dict[str, Path]:
-    """The demo assigned to ann, bob and expert-1 (who has grades already), with a blind pack
-    for each."""
-    folder = tmp_path / "packs"
-    folder.mkdir()
-    with Project.open(demo) as project:
-        assign.apply(project, assign.plan(project, GRADERS, 0.3, seed=2))
-        made, _ = make_packs(project, folder)
-    return {pack.grader: pack.path for pack in made}
+    return packed(demo, tmp_path / "packs")
 
 
 def value_besides(project: Project, key: Key, *taken: int | None) -> int | None:

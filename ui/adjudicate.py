@@ -342,9 +342,7 @@ class AdjudicatePage(QWidget):
         self._sized = False
 
         self.empty = EmptyState("Nothing to adjudicate", [("", None)], "Show all disputes", self)
-        self.empty_title, (self.empty_text,), self.empty_button = (self.empty.title,
-                                                                   self.empty.texts,
-                                                                   self.empty.button)
+        self.empty_button = self.empty.button
         self.empty_button.clicked.connect(self._empty_action)
         self.body = QStackedWidget()
         self.body.addWidget(self.empty)
@@ -654,11 +652,7 @@ class AdjudicatePage(QWidget):
             title, text = "Nothing to adjudicate", NO_DISPUTES
         else:
             title, text, button = "All settled", ALL_SETTLED, "Show all disputes"
-        self.empty_title.setText(title)
-        self.empty_text.setText(text)
-        self.empty_button.setVisible(button is not None)
-        if button:
-            self.empty_button.setText(button)
+        self.empty.say(title, text, button)
 
     def _empty_action(self) -> None:
         text = self.empty_button.text()

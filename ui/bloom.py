@@ -206,9 +206,7 @@ class BloomPage(QWidget):
         session_layout.addWidget(self.hint)
 
         self.empty = EmptyState("Nothing to label", [("", None)], "Show all questions", self)
-        self.empty_title, (self.empty_text,), self.empty_button = (self.empty.title,
-                                                                   self.empty.texts,
-                                                                   self.empty.button)
+        self.empty_button = self.empty.button
         self.empty_button.clicked.connect(self._empty_action)
         self.body = QStackedWidget()
         self.body.addWidget(self.empty)
@@ -550,11 +548,7 @@ class BloomPage(QWidget):
         else:
             text = "No question matches the topic. Choose another topic."
             button = "Show all topics"
-        self.empty_title.setText(title)
-        self.empty_text.setText(text)
-        self.empty_button.setVisible(button is not None)
-        if button:
-            self.empty_button.setText(button)
+        self.empty.say(title, text, button)
 
     def _empty_action(self) -> None:
         text = self.empty_button.text()

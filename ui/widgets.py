@@ -135,6 +135,15 @@ class EmptyState(QWidget):
         layout.addLayout(row)
         layout.addStretch(2)
 
+    def say(self, title: str, text: str, action: str | None) -> None:
+        """Show ``title`` and ``text`` (the first text), and the button as ``action`` (hidden
+        for None)."""
+        self.title.setText(title)
+        self.texts[0].setText(text)
+        self.button.setVisible(action is not None)
+        if action is not None:
+            self.button.setText(action)
+
 
 def list_table(model: QAbstractItemModel, row_height: int) -> QTableView:
     """A list of records as a table: whole rows selected one at a time, no grid, left-aligned
