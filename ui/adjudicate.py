@@ -36,9 +36,9 @@ from physgrade_ui import preferences, reading, style
 from physgrade_ui.operations import Operations, Write
 from physgrade_ui.pages import Section
 from physgrade_ui.reading_view import BufferedReadingView
-from physgrade_ui.scoring import REFUSAL_MS, CriterionRow, _restyle
+from physgrade_ui.scoring import REFUSAL_MS, CriterionRow
 from physgrade_ui.widgets import (ElidedLabel, EmptyState, RowCursor, SessionHeader, label,
-                                  shortcuts)
+                                  restyle, shortcuts)
 
 #: The list's filters: value, name, what it shows.
 FILTERS = (("open", "Open", "Disputes with a criterion still to decide (one you settle stays "
@@ -109,7 +109,7 @@ class DecisionRow:
 
     def set_current(self, current: bool) -> None:
         for cell in self.cells:
-            _restyle(cell, "current", current)
+            restyle(cell, "current", current)
 
 
 class DecisionTable(RowCursor, QWidget):
@@ -167,7 +167,7 @@ class DecisionTable(RowCursor, QWidget):
             open_ = [keys.index(key) for key in disputed if key not in decided and key in keys]
             self.set_current(open_[0] if open_ else
                              keys.index(disputed[0]) if disputed and disputed[0] in keys else 0)
-        QTimer.singleShot(0, self._align_heads)  # new text may have moved the columns
+        QTimer.singleShot(0, self, self._align_heads)  # new text may have moved the columns
 
     def _align_heads(self) -> None:
         """Make each column head as wide as its column."""
@@ -273,7 +273,7 @@ class DecisionTable(RowCursor, QWidget):
             final_cell.setToolTip("The graders' majority stands; a digit overrides it."
                                   if agreed else "No majority: a digit decides it.")
         for cell in row.cells:
-            _restyle(cell, "disputed", disputed)
+            restyle(cell, "disputed", disputed)
 
     def set_current(self, index: int) -> None:
         """Move the current row; the rows left and reached show their notes as they should."""
@@ -444,7 +444,7 @@ class AdjudicatePage(QWidget):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.Resize:
-            QTimer.singleShot(0, self._reveal_current)
+            QTimer.singleShot(0, self, self._reveal_current)
         return super().eventFilter(watched, event)
 
     def _make_keys(self) -> None:
@@ -470,7 +470,7 @@ class AdjudicatePage(QWidget):
         super().showEvent(event)
         for view in self.reader.views:  # the reading at the zoom the grader chose
             view.setZoomFactor(preferences.ZOOM.get())
-        QTimer.singleShot(0, self._size_session)
+        QTimer.singleShot(0, self, self._size_session)
 
     def _size_session(self) -> None:
         """Lay the three panes out once: the list narrow, the decisions a third or so."""
@@ -630,7 +630,7 @@ class AdjudicatePage(QWidget):
         has_items = ready and self.list.count() > 0
         self.body.setCurrentWidget(self.session if has_items else self.empty)
         if has_items and not self._sized:
-            QTimer.singleShot(0, self._size_session)
+            QTimer.singleShot(0, self, self._size_session)
         for widget in (self.difference, self.filter):
             widget.setEnabled(ready)
         self._show_stats()
@@ -710,7 +710,7 @@ class AdjudicatePage(QWidget):
         self.table.show_dispute(item.rubric, scored, decided, self.dispute.disputed,
                                 self.adjudicator or "", keep_current)
         if not keep_current:
-            QTimer.singleShot(0, self._reveal_current)  # once the new rows are laid out
+            QTimer.singleShot(0, self, self._reveal_current)  # once the new rows are laid out
         self.response_id.setText(response_id)
         self.facts.setText(f"{item.question.id} · {item.model} · {item.rubric.title} rubric"
                            + (" · multiple choice" if item.question.multiple_choice else "")
@@ -765,7 +765,7 @@ class AdjudicatePage(QWidget):
                           decision.note if decision else None)
 
     def _rendered(self) -> None:
-        QTimer.singleShot(0, self._prepare_next)
+        QTimer.singleShot(0, self, self._prepare_next)
 
     def _prepare_next(self) -> None:
         """Lay out the response Enter will most likely show, out of sight."""

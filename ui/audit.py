@@ -38,7 +38,7 @@ from physgrade_ui import reading, style, transfer
 from physgrade_ui.operations import Operations, Write
 from physgrade_ui.pages import Section
 from physgrade_ui.reading_view import BufferedReadingView
-from physgrade_ui.widgets import EmptyState, RowCursor, label, shortcuts
+from physgrade_ui.widgets import EmptyState, RowCursor, label, polish, restyle, shortcuts
 
 #: The reviewer's agreement with one criterion's score (the core's scale): value, button text,
 #: meaning.
@@ -83,11 +83,6 @@ def hint_html() -> str:
         shown = " ".join(cap.format(escape(k)) for k in keys.split())
         parts.append(f"{shown} {escape(what)}")
     return "&nbsp;&nbsp;·&nbsp;&nbsp;".join(parts)
-
-
-def _polish(widget: QWidget) -> None:
-    widget.style().unpolish(widget)
-    widget.style().polish(widget)
 
 
 # -- the New sample dialog ------------------------------------------------------------------
@@ -255,9 +250,7 @@ class AgreementRow(QFrame):
             button.setChecked(button.property("value") == agreement)
 
     def set_current(self, current: bool) -> None:
-        if self.property("current") != current:
-            self.setProperty("current", current)
-            _polish(self)
+        restyle(self, "current", current)
 
 
 class VerdictPanel(RowCursor, QWidget):
@@ -365,7 +358,7 @@ class VerdictPanel(RowCursor, QWidget):
         self.position.setText(position)
         self.comment.setText(view.comment or "The judge made no overall comment.")
         self.comment.setProperty("role", None if view.comment else "muted")
-        _polish(self.comment)
+        polish(self.comment)
         for button in self.verdict_buttons.buttons():
             button.setChecked(button.property("verdict") == view.verdict)
         todo = len([k for k in view.scores if k not in view.agreements])
@@ -373,7 +366,7 @@ class VerdictPanel(RowCursor, QWidget):
                            f"{todo} to agree" + ("" if view.verdict else " · no label")
                            if todo else "Label the verdict")
         self.state.setProperty("state", "done" if view.done else "open")
-        _polish(self.state)
+        polish(self.state)
         if not keep_current:
             open_rows = [i for i, row in enumerate(self.rows) if row.key not in view.agreements]
             self.set_current(open_rows[0] if open_rows else 0)
@@ -527,7 +520,7 @@ class AuditPage(QWidget):
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
-        QTimer.singleShot(0, self._size_session)
+        QTimer.singleShot(0, self, self._size_session)
 
     def _size_session(self) -> None:
         if self._sized or not self.session.isVisible():
@@ -659,7 +652,7 @@ class AuditPage(QWidget):
     def _dialog_closed(self) -> None:
         dialog, self.dialog = self.dialog, None
         dialog.deleteLater()
-        QTimer.singleShot(0, self.focus_panel)
+        QTimer.singleShot(0, self, self.focus_panel)
 
     def _sample_changed(self) -> None:
         """Read the session of the sample on show, from its first verdict left to review."""
@@ -772,7 +765,7 @@ class AuditPage(QWidget):
         self.show_index(target)
 
     def _rendered(self) -> None:
-        QTimer.singleShot(0, self._prepare_next)
+        QTimer.singleShot(0, self, self._prepare_next)
 
     def _prepare_next(self) -> None:
         """Lay out the response N will most likely show, out of sight."""

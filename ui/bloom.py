@@ -36,7 +36,7 @@ from physgrade_ui import reading, style
 from physgrade_ui.operations import Operations
 from physgrade_ui.pages import Section
 from physgrade_ui.reading_view import BufferedReadingView
-from physgrade_ui.widgets import EmptyState, SessionHeader, label, shortcuts
+from physgrade_ui.widgets import EmptyState, SessionHeader, label, polish, restyle, shortcuts
 
 #: The keys of the two pickers, in the vocabularies' order: the number row and Q W E R.
 COGNITIVE_KEYS = tuple(str(n) for n in range(1, len(BLOOM_COGNITIVE) + 1))
@@ -110,11 +110,6 @@ def question_html(item: BloomItem, project: Project) -> str:
     return heading + f'<div class="question">{text}</div>'
 
 
-def _polish(widget: QWidget) -> None:
-    widget.style().unpolish(widget)
-    widget.style().polish(widget)
-
-
 # -- the pickers --------------------------------------------------------------------------------
 
 
@@ -147,9 +142,7 @@ class Picker(QObject):
     def show_values(self, chosen: str | None, suggested: str | None) -> None:
         for value, button in self.buttons.items():
             button.setChecked(value == chosen)
-            if button.property("suggested") != (value == suggested):
-                button.setProperty("suggested", value == suggested)
-                _polish(button)
+            restyle(button, "suggested", value == suggested)
 
     @property
     def chosen(self) -> str | None:
@@ -378,7 +371,7 @@ class BloomPage(QWidget):
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
         self.ticker.start()
-        QTimer.singleShot(0, self._size_reading)
+        QTimer.singleShot(0, self, self._size_reading)
 
     def hideEvent(self, event) -> None:  # noqa: ANN001 - Qt's QHideEvent
         self.ticker.stop()
@@ -518,7 +511,7 @@ class BloomPage(QWidget):
         if self.pickers.property("adjudicating") != adjudicating:
             self.pickers.setProperty("adjudicating", adjudicating)
             for widget in [self.pickers, *self.pickers.findChildren(QWidget)]:
-                _polish(widget)  # the buttons' look depends on the card's property
+                polish(widget)  # the buttons' look depends on the card's property
         self.banner.setVisible(adjudicating)
         self._show_stats()
         if has_items:
@@ -620,7 +613,7 @@ class BloomPage(QWidget):
             self.mine_label.setText(f"My label: {label_text(item.mine)}")
         self.state.setText(state[0])
         self.state.setProperty("state", "done" if state[1] else "open")
-        _polish(self.state)
+        polish(self.state)
         self._show_suggestion(suggestion, item.suggestion_rationale)
         self._show_others(item if adjudicating else None)
         self._show_stats()
@@ -703,7 +696,7 @@ class BloomPage(QWidget):
         self.show_index(self.index - 1)
 
     def _rendered(self) -> None:
-        QTimer.singleShot(0, self._prepare_next)
+        QTimer.singleShot(0, self, self._prepare_next)
 
     def _prepare_next(self) -> None:
         """Lay out the question N will show, out of sight."""

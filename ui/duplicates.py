@@ -43,7 +43,7 @@ from physgrade_ui import style, transfer
 from physgrade_ui.operations import Operations
 from physgrade_ui.pages import Section
 from physgrade_ui.widgets import (NUMBER_ALIGNMENT, EmptyState, label, list_table,
-                                  local_time, shortcuts)
+                                  local_time, polish, shortcuts)
 from physgrade_ui.workers import Worker
 
 if TYPE_CHECKING:
@@ -415,8 +415,7 @@ class Comparison(QWidget):
         self.decision.setText({CONFIRMED: f"Confirmed duplicate · {by}",
                                REJECTED: f"Rejected · {by}"}.get(decision or "", "Undecided"))
         self.decision.setProperty("decision", decision or "none")
-        self.decision.style().unpolish(self.decision)
-        self.decision.style().polish(self.decision)
+        polish(self.decision)
 
 
 # -- the Run audit dialog -------------------------------------------------------------------
@@ -753,8 +752,8 @@ class DuplicatesPage(QWidget):
     def showEvent(self, event: QShowEvent) -> None:
         """Put the keyboard on the pairs, ready to review."""
         super().showEvent(event)
-        QTimer.singleShot(0, self._size_review)
-        QTimer.singleShot(0, self.focus_pairs)
+        QTimer.singleShot(0, self, self._size_review)
+        QTimer.singleShot(0, self, self.focus_pairs)
 
     def _size_review(self) -> None:
         """Split the pairs from the texts once, when first seen: the table as tall as its
@@ -837,8 +836,7 @@ class DuplicatesPage(QWidget):
         self.provider.setText(shown)
         self.provider.setToolTip(f"ONNX Runtime execution provider: {audit['provider']}")
         self.provider.setProperty("gpu", shown != "CPU")
-        self.provider.style().unpolish(self.provider)
-        self.provider.style().polish(self.provider)
+        polish(self.provider)
         self.details.setText(audit_details(audit, source))
         self.summary.setText(summary_text(audit))
 
@@ -956,7 +954,7 @@ class DuplicatesPage(QWidget):
         if index == 1:
             self.show_clusters()
         else:
-            QTimer.singleShot(0, self.focus_pairs)
+            QTimer.singleShot(0, self, self.focus_pairs)
 
     def _stale_clusters(self) -> None:
         self._clusters_stale, self._cluster_count = True, None
@@ -1037,7 +1035,7 @@ class DuplicatesPage(QWidget):
         self.ops.say(f"Audit done on {provider_name(audit.provider)} with {audit.model}: "
                      f"{found:,} candidate pair{'' if found == 1 else 's'}")
         self.reread(choose=audit.source)
-        QTimer.singleShot(0, self._size_review)
+        QTimer.singleShot(0, self, self._size_review)
         self.focus_pairs()
 
     def stop(self) -> None:

@@ -31,7 +31,8 @@ from physgrade.tasks import Task
 from physgrade_ui import style, transfer
 from physgrade_ui.operations import Operations
 from physgrade_ui.pages import Section as SectionKeys
-from physgrade_ui.widgets import NUMBER_ALIGNMENT, ROW_HEIGHT, FacetButton, SmallTable, label
+from physgrade_ui.widgets import (NUMBER_ALIGNMENT, ROW_HEIGHT, FacetButton, SmallTable, label,
+                                  polish)
 from physgrade_ui.workers import Worker
 from physgrade.wording import count
 
@@ -420,8 +421,7 @@ class ReportsPage(QWidget):
         self.export_button.setEnabled(idle and self.report is not None)
         outdated = self.report is None or self.options() != self.report_options
         self.update_button.setProperty("role", "primary" if outdated else None)
-        self.update_button.style().unpolish(self.update_button)
-        self.update_button.style().polish(self.update_button)
+        polish(self.update_button)
 
     def _busy_changed(self, busy: bool) -> None:
         self._show_state()

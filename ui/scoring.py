@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (QButtonGroup, QFrame, QGridLayout, QHBoxLayout, Q
 
 from physgrade.grading import GradingItem
 from physgrade.rubric import FINAL_ANSWER, Criterion, Rubric, value_text
-from physgrade_ui.widgets import RowCursor, label
+from physgrade_ui.widgets import RowCursor, label, restyle
 
 #: How long a refused key's message stays beside the criterion.
 REFUSAL_MS = 4000
@@ -36,16 +36,6 @@ class NoteEdit(QLineEdit):
             self.cancelled.emit()
             return
         super().keyPressEvent(event)
-
-
-def _restyle(widget: QWidget, name: str, value: bool) -> None:
-    """Set a property the style sheet reads, re-polishing only when it changes (polishing a
-    widget costs more than the rest of showing a row)."""
-    if widget.property(name) == value:
-        return
-    widget.setProperty(name, value)
-    widget.style().unpolish(widget)
-    widget.style().polish(widget)
 
 
 class CriterionRow(QFrame):
@@ -142,14 +132,14 @@ class CriterionRow(QFrame):
             chosen = given and button.property("value") == value
             button.setChecked(chosen)
             for shown in self.level_labels[button.property("value")]:
-                _restyle(shown, "chosen", chosen)
+                restyle(shown, "chosen", chosen)
         if not self.note.hasFocus():
             self.note.setText(note or "")
             self.note.setCursorPosition(0)  # show a long note from its start
             self.note.setVisible(bool(note))
 
     def set_current(self, current: bool) -> None:
-        _restyle(self, "current", current)
+        restyle(self, "current", current)
         self._show_parts()
 
     def set_descriptions_shown(self, shown: bool) -> None:

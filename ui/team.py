@@ -58,7 +58,7 @@ FACETS = (("model", "models", "Mo&dels", "By &model"),
 #: Refusals of the core's planning: said in the preview, not in a box.
 PLAN_REFUSALS = (ValueError, ProjectError)
 NO_ASSIGNMENTS = ("Nobody is assigned any responses yet, so there is no grader pack to make. "
-                  "Assign them first: File ▸ Assign Responses….")
+                  "Assign them first (File ▸ Assign Responses…).")
 
 
 def names(text: str) -> tuple[str, ...]:
@@ -473,7 +473,7 @@ class PacksDialog(QDialog):
         form.addRow("", self.blind)
         note = label("Each pack is a project file of its own holding the grader's assigned "
                      "responses with their questions. Graders open it in physgrade, grade, and "
-                     "send it back for File ▸ Merge Packs….", "muted", self)
+                     "send it back to be merged (File ▸ Merge Packs…).", "muted", self)
         note.setWordWrap(True)
         form.addRow("", note)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok

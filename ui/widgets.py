@@ -27,6 +27,21 @@ def label(text: str, role: str | None = None, parent: QWidget | None = None) -> 
     return widget
 
 
+def restyle(widget: QWidget, name: str, value: object) -> None:
+    """Set a property the style sheet reads, re-polishing only when it changes (polishing a
+    widget costs more than the rest of showing a row)."""
+    if widget.property(name) == value:
+        return
+    widget.setProperty(name, value)
+    polish(widget)
+
+
+def polish(widget: QWidget) -> None:
+    """Apply the style sheet again, after a property it reads has changed."""
+    widget.style().unpolish(widget)
+    widget.style().polish(widget)
+
+
 def local_time(stamp: str | None) -> str:
     """A stored UTC timestamp as the user's local date and time ("23 Nov 2026, 14:05"); what
     cannot be read is shown as it is, and no time as a dash."""
@@ -311,5 +326,4 @@ class FacetButton(QToolButton):
                      f"{self.title}: {next(iter(chosen))}" if len(chosen) == 1 else
                      f"{self.title}: {len(chosen)}")
         self.setToolTip(", ".join(sorted(chosen)) or f"Any {self.title.lower()}")
-        self.style().unpolish(self)
-        self.style().polish(self)
+        polish(self)
