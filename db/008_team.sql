@@ -47,7 +47,9 @@ CREATE TABLE packs (
     made_at        TEXT NOT NULL,
     blind          INTEGER NOT NULL CHECK (blind IN (0, 1)),
     responses      INTEGER NOT NULL,
-    history_merged INTEGER NOT NULL DEFAULT 0  -- the pack's last score_history id merged
+    history_merged INTEGER NOT NULL DEFAULT 0, -- the pack's last score_history id merged
+    history_mark   TEXT                        -- that row, as physgrade.team.merge marks it:
+                                               -- a copy graded elsewhere differs there
 ) WITHOUT ROWID;
 
 -- What each pack and the project last agreed on, per person and criterion: the common

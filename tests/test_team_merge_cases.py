@@ -162,6 +162,27 @@ def test_an_older_copy_of_a_pack_merged_after_a_newer_one_is_refused(demo, study
         assert human_scores(project).items() >= human_scores(pack).items()
 
 
+def test_two_copies_of_one_pack_graded_apart_cannot_both_be_merged(demo, study, tmp_path):
+    """The grader copied the pack to a second machine and graded in both: once one copy is
+    merged, the other's grades would silently take its place, so it is refused."""
+    laptop, desktop = study["ann"], tmp_path / "ann-desktop.physgrade"
+    shutil.copy(laptop, desktop)
+    with Project.open(laptop) as pack:
+        mine = sorted(assign.assigned(pack, "ann"))
+    grade_all(laptop, "ann", mine[:2], 0)
+    grade_all(desktop, "ann", mine[2:5], 1)  # more changes than the laptop's
+    with Project.open(demo) as project:
+        merge(project, [laptop])
+    before = dump(demo)
+    with Project.open(demo) as project, pytest.raises(ProjectError) as refused:
+        merge(project, [desktop])
+    assert dump(demo) == before
+    assert "ann-desktop.physgrade is a copy of a pack whose other copy" in str(refused.value)
+    grade_all(laptop, "ann", mine[5:6], 0)  # the laptop's copy goes on merging
+    with Project.open(demo) as project:
+        assert merge(project, [laptop]).packs[0].applied > 0
+
+
 def test_one_pack_named_twice_in_one_merge_is_merged_once(demo, study):
     with Project.open(study["ann"]) as pack:
         mine = sorted(assign.assigned(pack, "ann"))[:2]

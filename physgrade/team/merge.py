@@ -124,6 +124,9 @@ class _Read:
     path: Path
     origin: PackOrigin
     last_history: int
+    read_from: int            # the project's history_merged of the pack when it was read
+    merged_mark: str | None   # the pack's history row there
+    last_mark: str | None     # its last history row
 
 
 def merge(project: Project, paths: Sequence[Path], task: Task | None = None) -> MergeResult:
@@ -229,13 +232,26 @@ def _read_pack(project: Project, path: Path, index: int) -> _Read:
         conn.execute("BEGIN")  # one snapshot of the pack for every statement; no write lock
         try:
             last_history = _copy_pack(conn, index, row[0])
+            merged_mark, last_mark = (_mark(conn, f"{_SCHEMA}.score_history", row[0]),
+                                      _mark(conn, f"{_SCHEMA}.score_history", last_history))
         finally:
             conn.execute("COMMIT")  # of the temporary tables alone
     except sqlite3.Error as exc:
         raise ProjectError(f"cannot read {name} as a pack: {exc}; nothing merged") from exc
     finally:
         conn.execute(f"DETACH {_SCHEMA}")
-    return _Read(index, path, pack_origin, last_history)
+    return _Read(index, path, pack_origin, last_history, row[0], merged_mark, last_mark)
+
+
+def _mark(conn: sqlite3.Connection, table: str, history_id: int, *where: str) -> str | None:
+    """A pack's history row ``history_id`` (in ``table``, narrowed by ``where``) in one line,
+    None where there is none: what the project remembers of the last row it merged, to know
+    the same pack again."""
+    row = conn.execute(
+        "SELECT changed_at || '|' || response_id || '|' || rubric || '|' || criterion || '|' "
+        f"|| action || '|' || coalesce(new_value, '') FROM {table} "
+        f"WHERE {' AND '.join(['id = ?', *where])}", (history_id,)).fetchone()
+    return None if row is None else row[0]
 
 
 def _check_pack(project: Project, name: str) -> PackOrigin:
@@ -305,8 +321,8 @@ def _merge_pack(project: Project, pack: _Read, task: Task) -> tuple[PackMerged, 
     conn = project.conn
     pack_id, name = pack.origin.pack_id, pack.path.name
     task.report(0, None, f"comparing {name}")
-    history_merged = conn.execute("SELECT history_merged FROM packs WHERE id = ?",
-                                  (pack_id,)).fetchone()[0]
+    history_merged, history_mark = conn.execute(
+        "SELECT history_merged, history_mark FROM packs WHERE id = ?", (pack_id,)).fetchone()
     if pack.last_history < history_merged:
         # A pack's history only grows: this file is an older copy, whose grades would
         # silently take back the later ones merged already.
@@ -314,6 +330,15 @@ def _merge_pack(project: Project, pack: _Read, task: Task) -> tuple[PackMerged, 
                            f"{count(pack.last_history, 'change')} of the "
                            f"{history_merged:,} merged): merge the grader's latest copy; "
                            "nothing merged")
+    merged_mark = (pack.merged_mark if history_merged == pack.read_from else  # or merged
+                   _mark(conn, "temp.merge_history", history_merged,  # just now in this call
+                         f"pack = {pack.index}"))
+    if history_mark is not None and merged_mark != history_mark:
+        # Another copy of the same pack was graded and merged: this one's grades would
+        # silently take back that copy's.
+        raise ProjectError(f"{name} is a copy of a pack whose other copy, graded elsewhere, "
+                           "was merged already: their histories part. Merge one copy only, "
+                           "or ask the grader which is right; nothing merged")
     changes = _map_people(project, pack, history_merged)
     _classify(conn, pack, pack_id)
     counts = dict(conn.execute("SELECT action, count(*) FROM temp.merge_keys GROUP BY action"))
@@ -526,8 +551,8 @@ def _bring_history(conn: sqlite3.Connection, pack: _Read, history_merged: int) -
         "h.changed_by, h.changed_at, ? FROM temp.merge_history h JOIN temp.merge_raters m "
         "ON m.name = h.name WHERE h.pack = ? AND h.id > ? ORDER BY h.id",
         (source, pack.index, history_merged)).rowcount
-    conn.execute("UPDATE packs SET history_merged = ? WHERE id = ?",
-                 (pack.last_history, pack.origin.pack_id))
+    conn.execute("UPDATE packs SET history_merged = ?, history_mark = ? WHERE id = ?",
+                 (pack.last_history, pack.last_mark, pack.origin.pack_id))
     return brought
 
 
