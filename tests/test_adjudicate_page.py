@@ -212,3 +212,25 @@ def test_a_project_nobody_disputes_says_so(qtbot, tmp_path: Path) -> None:
     assert page.body.currentWidget() is page.empty
     assert page.empty.texts[0].text() == adjudicate.NO_DISPUTES
     assert not page.empty_button.isVisible() and not page.hint.isVisible()
+
+
+def test_the_panes_open_as_the_adjudicator_left_them(qtbot, demo: Path) -> None:
+    from physgrade_ui import grader
+
+    grader.remember(ME)
+    sizes = []
+    for _ in range(2):
+        window = MainWindow(demo)
+        qtbot.addWidget(window)
+        window.resize(1440, 900)
+        window.show()
+        qtbot.waitExposed(window)
+        page = show_page(window, qtbot)
+        qtbot.waitUntil(lambda: page._sized, timeout=5_000)  # noqa: B023
+        sizes.append(page.session.sizes())
+        if len(sizes) == 1:
+            page.session.setSizes([300, sizes[0][1] + sizes[0][0] - 300, sizes[0][2]])
+            page.session.splitterMoved.emit(300, 1)  # as a drag of the first handle ends
+            sizes[0] = page.session.sizes()
+        window.close()
+    assert sizes[1] == sizes[0] and sizes[1][0] == 300

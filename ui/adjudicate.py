@@ -473,14 +473,21 @@ class AdjudicatePage(QWidget):
         QTimer.singleShot(0, self, self._size_session)
 
     def _size_session(self) -> None:
-        """Lay the three panes out once: the list narrow, the decisions a third or so."""
+        """Lay the three panes out once: as the adjudicator left them, else the list narrow
+        and the decisions a third or so."""
         if self._sized or not self.session.isVisible():
             return
         self._sized = True
-        width = self.session.width()
-        listed = max(190, min(250, width * 18 // 100))
-        side = max(440, min(540, width * 38 // 100))
-        self.session.setSizes([listed, width - listed - side, side])
+        state = preferences.ADJUDICATE_SPLITTER.get()
+        if state.isEmpty() or not self.session.restoreState(state):
+            width = self.session.width()
+            listed = max(190, min(250, width * 18 // 100))
+            side = max(440, min(540, width * 38 // 100))
+            self.session.setSizes([listed, width - listed - side, side])
+        self.session.splitterMoved.connect(self._remember_sizes)
+
+    def _remember_sizes(self) -> None:
+        preferences.ADJUDICATE_SPLITTER.set(self.session.saveState())
 
     # -- the page -------------------------------------------------------------------------------
 

@@ -41,6 +41,8 @@ QUEUE_HIDDEN = Preference("grade/queue_hidden", False)
 DESCRIPTIONS_HIDDEN = Preference("grade/descriptions_hidden", False)
 #: the Grade page's pane sizes (QSplitter.saveState)
 GRADE_SPLITTER = Preference("grade/splitter", QByteArray())
+#: the Adjudicate page's pane sizes (QSplitter.saveState)
+ADJUDICATE_SPLITTER = Preference("adjudicate/splitter", QByteArray())
 
 #: move to the next unfinished response once the last criterion is scored
 AUTO_ADVANCE = Preference("grade/auto_advance", False)
