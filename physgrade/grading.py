@@ -12,7 +12,7 @@ from physgrade.levels import Levels, levels_of
 from physgrade.project import Project
 from physgrade.queries import Question, question
 from physgrade.rubric import Rubric, rubric_for_kind
-from physgrade.scores import is_named_person, is_person
+from physgrade.scores import is_grader, is_named_person
 from physgrade.template import ParsedSolution, from_stored
 
 
@@ -72,7 +72,7 @@ class OtherVerdict:
 def graders(project: Project) -> list[str]:
     """The people who have graded or labelled anything in the project, by name."""
     return [name for (name,) in project.conn.execute(
-        f"SELECT r.name FROM raters r WHERE {is_person()} AND r.prompt_version = '' "
+        f"SELECT r.name FROM raters r WHERE {is_grader()} "
         "ORDER BY r.name")]
 
 

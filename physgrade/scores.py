@@ -9,8 +9,8 @@ checker store whole verdicts through :func:`write`, inside their own transaction
 (:mod:`physgrade.team.merge`) brings hundreds of thousands of scores in as one set operation,
 after checking each against the rubric.
 
-SQL that asks "is this rater a person?" uses :func:`is_person` or :func:`is_named_person`, so
-the condition is written once.
+SQL that asks "is this rater a person?" uses :func:`is_person`, :func:`is_grader` or
+:func:`is_named_person`, so the condition is written once.
 """
 
 from __future__ import annotations
@@ -41,10 +41,15 @@ def is_person(alias: str = "r") -> str:
     return is_kind(HUMAN, alias)
 
 
+def is_grader(alias: str = "r") -> str:
+    """The SQL condition "rater ``alias`` is a person who grades": a rater of kind human
+    without a prompt version."""
+    return f"{is_person(alias)} AND {alias}.prompt_version = ''"
+
+
 def is_named_person(alias: str = "r") -> str:
-    """The SQL condition "rater ``alias`` is the person named ``?``" (one parameter: the name).
-    A person is a rater of kind human without a prompt version."""
-    return f"{alias}.name = ? AND {is_person(alias)} AND {alias}.prompt_version = ''"
+    """The SQL condition "rater ``alias`` is the person named ``?``" (one parameter: the name)."""
+    return f"{alias}.name = ? AND {is_grader(alias)}"
 
 
 # -- raters -------------------------------------------------------------------------------------

@@ -18,12 +18,10 @@ from typing import Any
 from physgrade.changes import NOTHING, Changes, Kind
 from physgrade.project import Project, ProjectError, now_iso
 from physgrade.rubric import GRADED_RUBRICS, RUBRICS, rubric_for_kind
-from physgrade.scores import Scored, is_person, scored
+from physgrade.scores import Scored, is_grader, scored
 
 #: Separates names inside one grouped SQL value: the unit separator, ``char(31)`` in SQL.
 _SEPARATOR = chr(31)
-#: The SQL condition "rater ``r`` is a person" (a person has no prompt version).
-_PERSON = f"{is_person('r')} AND r.prompt_version = ''"
 
 
 @dataclass(frozen=True)
@@ -95,7 +93,7 @@ def disputes(project: Project, min_difference: int = 1) -> list[Dispute]:
         # CROSS JOIN keeps people outermost: their scores are read by the key (rater first),
         # never the judges' millions.
         "  FROM raters r CROSS JOIN scores s ON s.rater_id = r.id "
-        f"  WHERE {_PERSON} AND s.rubric IN ({', '.join('?' * len(graded))}) "
+        f"  WHERE {is_grader()} AND s.rubric IN ({', '.join('?' * len(graded))}) "
         "  GROUP BY s.response_id, s.rubric, s.criterion "
         "  HAVING count(*) >= 2 AND (count(s.value) NOT IN (0, count(*)) "
         "                            OR max(s.value) - min(s.value) >= ?)) "
@@ -139,7 +137,7 @@ def scorings(project: Project, response_id: str) -> list[Scoring]:
         "FROM raters r JOIN scores s ON s.rater_id = r.id "
         "LEFT JOIN assessments a ON a.rater_id = s.rater_id AND a.response_id = s.response_id "
         "     AND a.rubric = s.rubric "
-        f"WHERE {_PERSON} AND s.response_id = ? AND s.rubric = ?",
+        f"WHERE {is_grader()} AND s.response_id = ? AND s.rubric = ?",
         (response_id, rubric.key)).fetchall()
     order = {key: i for i, key in enumerate(rubric.keys)}
     rows.sort(key=lambda row: (row[0], order.get(row[1], len(order))))

@@ -23,7 +23,7 @@ from physgrade.changes import Changes, Kind
 from physgrade.project import Project, ProjectError, now_iso
 from physgrade.queue import NO_VALUE
 from physgrade.report.options import FILTER_FIELDS, ReportFilter
-from physgrade.scores import HUMAN, ensure_rater, is_person, person_id
+from physgrade.scores import HUMAN, ensure_rater, is_grader, person_id
 from physgrade.tasks import Task
 from physgrade.wording import count
 
@@ -310,5 +310,5 @@ def assigned(project: Project, grader: str) -> frozenset[str]:
 def assignees(project: Project) -> list[str]:
     """The people with any assignment, by name."""
     return [name for (name,) in project.conn.execute(
-        f"SELECT r.name FROM raters r WHERE {is_person()} AND r.prompt_version = '' AND "
+        f"SELECT r.name FROM raters r WHERE {is_grader()} AND "
         "EXISTS (SELECT 1 FROM assignments a WHERE a.grader_id = r.id) ORDER BY r.name")]

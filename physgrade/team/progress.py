@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from physgrade.pace import IDLE_CAP_S, RATE_AFTER
 from physgrade.project import Project
 from physgrade.rubric import rubric_for_kind
-from physgrade.scores import is_person
+from physgrade.scores import is_grader
 from physgrade.taxonomy import KINDS
 
 
@@ -31,7 +31,7 @@ class GraderProgress:
 
 
 #: The people who are assigned anything or have scored anything.
-_PEOPLE = (f"SELECT r.id, r.name FROM raters r WHERE {is_person()} AND r.prompt_version = '' "
+_PEOPLE = (f"SELECT r.id, r.name FROM raters r WHERE {is_grader()} "
            "AND (EXISTS (SELECT 1 FROM assignments a WHERE a.grader_id = r.id) "
            "OR EXISTS (SELECT 1 FROM scores s WHERE s.rater_id = r.id)) ORDER BY r.name")
 _SIZES = " ".join(f"WHEN '{rubric.key}' THEN {len(rubric.criteria)}"
