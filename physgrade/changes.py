@@ -27,7 +27,8 @@ class Kind(StrEnum):
     EMBEDDINGS = "embeddings"    # stored question embeddings
     BATCHES = "batches"          # judge batches submitted and collected
     RUBRICS = "rubrics"          # a project's rubric texts
-    ASSIGNMENTS = "assignments"  # who is to grade which responses, and the packs made
+    ASSIGNMENTS = "assignments"  # who is to grade which responses
+    PACKS = "packs"              # the grader packs made from the project (no page shows them)
     CONFLICTS = "conflicts"      # merge conflicts found, and how they were settled
     ADJUDICATIONS = "adjudications"  # adjudicators' final values of criteria
 

@@ -36,7 +36,7 @@ from physgrade_ui import preferences, reading, style
 from physgrade_ui.operations import Operations, Write
 from physgrade_ui.pages import Section
 from physgrade_ui.reading_view import BufferedReadingView
-from physgrade_ui.scoring import REFUSAL_MS, CriterionRow
+from physgrade_ui.scoring import CriterionRow
 from physgrade_ui.widgets import (ElidedLabel, EmptyState, RowCursor, SessionHeader, label,
                                   restyle, shortcuts)
 
@@ -316,9 +316,6 @@ class AdjudicatePage(QWidget):
         self.trail: list[str] = []             # the disputes shown before, for ←
         self._editors: dict[tuple[str, bool], list[CriterionRow]] = {}
         self._editor: CriterionRow | None = None
-        self._refusal_timer = QTimer(self)
-        self._refusal_timer.setSingleShot(True)
-        self._refusal_timer.timeout.connect(self._end_refusal)
 
         self.header = self._make_header()
         self.list = QListWidget()
@@ -921,14 +918,11 @@ class AdjudicatePage(QWidget):
         """Say why a key did nothing, beside the criterion and in the status bar."""
         self.ops.say(text)
         if self._editor is not None:
-            self._editor.refusal.setText(text)
-            self._editor.refusal.show()
-            self._refusal_timer.start(REFUSAL_MS)
+            self._editor.refuse(text)
 
     def _end_refusal(self) -> None:
-        self._refusal_timer.stop()
         if self._editor is not None:
-            self._editor.refusal.hide()
+            self._editor.end_refusal()
 
     def _value_clicked(self, criterion: str, button: QPushButton) -> None:
         """A value button clicked: decide it, or withdraw it if it was the decision."""

@@ -89,6 +89,9 @@ class CriterionRow(QFrame):
         self.refusal = label("", "refusal")
         self.refusal.setWordWrap(True)
         self.refusal.hide()
+        self._refusal_timer = QTimer(self)
+        self._refusal_timer.setSingleShot(True)
+        self._refusal_timer.timeout.connect(self.end_refusal)
         self.help = label(criterion.help, "criterion-help")
         self.help.setWordWrap(True)
         self.note = NoteEdit()
@@ -104,6 +107,16 @@ class CriterionRow(QFrame):
         layout.addWidget(self.note)
         self.describe({})
         self._show_parts()
+
+    def refuse(self, text: str) -> None:
+        """Say beside the criterion why a key did nothing, for a few seconds."""
+        self.refusal.setText(text)
+        self.refusal.show()
+        self._refusal_timer.start(REFUSAL_MS)
+
+    def end_refusal(self) -> None:
+        self._refusal_timer.stop()
+        self.refusal.hide()
 
     def hold(self, widget: QWidget) -> None:
         """Show ``widget`` above the note (the ANS row holds the rules' hint)."""
@@ -171,9 +184,6 @@ class ScoringPanel(RowCursor, QWidget):
         self.hint: QWidget | None = None  # shown in the ANS row; it never scores
         self.descriptions_shown = True
         self._refused: CriterionRow | None = None
-        self._refusal_timer = QTimer(self)
-        self._refusal_timer.setSingleShot(True)
-        self._refusal_timer.timeout.connect(self._end_refusal)
         self.title = label("", "section")
         self.total = label("", "total")
         self.scored = label("", "muted")  # how many criteria are scored, under the title
@@ -296,14 +306,11 @@ class ScoringPanel(RowCursor, QWidget):
             return
         self._end_refusal()
         self._refused = self.rows[self.current]
-        self._refused.refusal.setText(text)
-        self._refused.refusal.show()
-        self._refusal_timer.start(REFUSAL_MS)
+        self._refused.refuse(text)
 
     def _end_refusal(self) -> None:
-        self._refusal_timer.stop()
         if self._refused is not None:
-            self._refused.refusal.hide()
+            self._refused.end_refusal()
             self._refused = None
 
     @property

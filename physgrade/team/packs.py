@@ -26,7 +26,6 @@ from physgrade.changes import NOTHING, Changes, Kind
 from physgrade.project import Project, ProjectError, now_iso
 from physgrade.scores import is_person, person_id
 from physgrade.tasks import Cancelled, Task
-from physgrade.team.assign import assignees
 from physgrade.wording import count
 
 #: What a pack file's name ends with.
@@ -37,8 +36,8 @@ _SCHEMA = "pack"
 _SLUG_LENGTH = 60
 #: Steps of progress of one pack: copying the responses, the grades, recording the pack.
 _STEPS = 3
-#: The packs made: a change of the records of assignments alone.
-PACKS_MADE = Changes.of(Kind.ASSIGNMENTS, responses=(), questions=())
+#: The packs made: a change of the project's record of its packs alone.
+PACKS_MADE = Changes.of(Kind.PACKS, responses=(), questions=())
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +154,9 @@ def make_packs(project: Project, folder: Path, graders: Sequence[str] | None = N
     folder = Path(folder)
     if not folder.is_dir():
         raise ProjectError(f"folder {folder} does not exist")
+    # Imported here: the app reads a pack's origin at start-up, and planning is not needed then.
+    from physgrade.team.assign import assignees
+
     names = list(dict.fromkeys(graders)) if graders is not None else assignees(project)
     if not names:
         raise ProjectError("nobody has assigned responses: assign some first (physgrade assign)")
