@@ -70,7 +70,7 @@ def test_a_blind_pack_holds_the_graders_responses_and_grades_and_nothing_of_anyo
         base = rows(project, "SELECT count(*), count(DISTINCT rater_id) FROM pack_base")[0]
     assert made.path == out and made.blind and made.responses == len(mine) > 20
     assert "expert-1" in made.text() and "blind" in made.text()
-    assert changes.kinds == {"assignments"}
+    assert changes.kinds == {"packs"}
     with Project.open(out) as pack:
         assert {r for (r,) in rows(pack, "SELECT id FROM responses")} == mine
         assert {q for (q,) in rows(pack, "SELECT id FROM questions")} == questions
@@ -200,7 +200,7 @@ def test_packs_for_every_assignee_named_after_them(study, folder):
         assert rows(project, "SELECT count(*) FROM packs") == [(3,)]
     assert made[0].path.name == "demo-carol.physgrade"
     assert sorted(p.name for p in folder.iterdir()) == sorted(p.path.name for p in made)
-    assert reports[-1][:2] == (9, 9) and changes.kinds == {"assignments"}
+    assert reports[-1][:2] == (9, 9) and changes.kinds == {"packs"}
 
 
 def test_cancelling_between_packs_keeps_those_written(study, folder):
