@@ -31,6 +31,7 @@ class Kind(StrEnum):
     PACKS = "packs"              # the grader packs made from the project (no page shows them)
     CONFLICTS = "conflicts"      # merge conflicts found, and how they were settled
     ADJUDICATIONS = "adjudications"  # adjudicators' final values of criteria
+    ESTIMATION = "estimation"    # estimation samples (physgrade.estimation)
 
 
 Ids = frozenset[str] | None

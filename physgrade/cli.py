@@ -38,9 +38,11 @@ if TYPE_CHECKING:  # the judge stack is imported by the commands that run judges
     import anthropic
 
     from physgrade.answers.sandbox import Request
+    from physgrade.estimation.sample import EstimationSample
     from physgrade.judge.pricing import Price
     from physgrade.judge.prompts import Prompts
     from physgrade.judge.runner import Plan, RunSummary
+    from physgrade.stats.estimate import Estimate
 
 #: The entry point group through which the desktop app makes itself known: the core never
 #: imports the app's package, so it runs where only the core is installed.
@@ -345,6 +347,9 @@ def cmd_agreement(args: argparse.Namespace) -> None:
                           "'judge-a [v1]'), grader"),
          arg("--rater", help="whose grades the study's analyses use (default: the human "
                              "consensus, else the first judge)"),
+         arg("--sample", metavar="NAME", help="the estimation sample whose expert grades "
+                                              "correct the judges' scores (default: the newest "
+                                              "drawn at random)"),
          BOOTSTRAP)
 def cmd_report(args: argparse.Namespace) -> None:
     # Imported here: pandas, scipy and matplotlib are for reports, not for every command.
@@ -354,7 +359,7 @@ def cmd_report(args: argparse.Namespace) -> None:
 
     formats = check_formats(args.format.split(","))
     options = ReportOptions(ReportFilter.parse(args.filter or []), args.rater, args.resamples,
-                            args.seed)
+                            args.seed, sample=args.sample)
     with Project.open(args.db) as project, progress_task() as task:
         report = build_report(project, options, task)
         written = write_report(report, args.out, formats, task)
@@ -1052,6 +1057,224 @@ def cmd_disputes(args: argparse.Namespace) -> None:
     settled = sum(d.settled for d in found)
     print(f"{count(len(found), 'disputed response')}: {settled:,} settled, "
           f"{len(found) - settled:,} open")
+
+
+# -- numbers a study can publish -------------------------------------------------------------
+
+@command("estimate-sample", "draw a random sample of responses for experts to grade, whose grades "
+                            "correct a judge's scores (or register hand-picked ones, or list them)",
+         DB,
+         arg("--name", metavar="NAME", help="the sample's name; alone, shows that sample"),
+         arg("--size", type=int, metavar="N", help="draw N responses"),
+         arg("--strata", metavar="model,topic",
+             help="draw the same number from each model, topic or model × topic, as far as "
+                  "each has responses (default: uniformly over every response)"),
+         arg("--seed", type=int, metavar="S",
+             help="random seed; the same seed and data give the same sample (default: a random "
+                  "one, printed)"),
+         arg("--from", dest="from_file", metavar="FILE",
+             help="instead of drawing, register the responses FILE names ({\"response_id\": ...} "
+                  "per line) as a hand-picked sample, not taken for random"),
+         arg("--out", metavar="FILE", help="write the sample's response ids to FILE, "
+                                           "{\"response_id\": ...} per line (a new file)"),
+         arg("--list", action="store_true", help="list the project's estimation samples"))
+def cmd_estimate_sample(args: argparse.Namespace) -> None:
+    from physgrade.estimation import sample
+
+    given = {flag: value is not None for flag, value in (
+        ("--name", args.name), ("--size", args.size), ("--strata", args.strata),
+        ("--seed", args.seed), ("--from", args.from_file), ("--out", args.out))}
+    if args.list:
+        _refuse_flags(given, ("--name", "--size", "--strata", "--seed", "--from", "--out"),
+                      "cannot go with --list")
+    elif args.from_file is not None:
+        _refuse_flags(given, ("--size", "--strata", "--seed"), "cannot go with --from (a "
+                      "hand-picked sample is read from the file, not drawn)")
+    elif args.size is None:
+        _refuse_flags(given, ("--strata", "--seed"), "only for drawing a sample, with --size")
+    if not args.list and args.name is None:
+        raise CommandError("name the sample with --name NAME (or give --list)")
+    if args.out is not None:
+        _check_new_file(Path(args.out))  # before anything is stored
+    with Project.open(args.db) as project:
+        if args.list:
+            _print_estimation_samples(sample.samples(project))
+            return
+        if args.from_file is not None:
+            chosen = sample.register(project, args.name, args.from_file)
+            print(f"registered estimation sample {chosen.name!r}: {chosen.text()}")
+        elif args.size is not None:
+            strata = [facet.strip() for facet in (args.strata or "").split(",") if facet.strip()]
+            seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
+            chosen = sample.draw(project, args.name, args.size, seed, strata)
+            print(f"drew estimation sample {chosen.name!r}: {chosen.text()}")
+        else:
+            chosen = sample.find(project, args.name)
+            print(f"estimation sample {chosen.name!r}, {chosen.created_at[:10]}: {chosen.text()}")
+        if chosen.strata:
+            print()
+            _print_table(["stratum", "drawn", "of", "probability"],
+                         [[s.name, f"{s.drawn:,}", f"{s.population:,}", f"{s.probability:.3f}"]
+                          for s in sample.by_stratum(project, chosen)])
+        if args.out is not None:
+            try:
+                written = sample.write_ids(project, chosen, args.out)
+            except (OSError, ProjectError) as exc:
+                raise CommandError(f"sample {chosen.name!r} is in the project, but its ids were "
+                                   f"not written: {exc} "
+                                   f"(physgrade estimate-sample {args.db} --name {chosen.name!r} "
+                                   f"--out FILE writes them)") from None
+            print(f"wrote {count(written, 'response id')} to {args.out}")
+
+
+def _refuse_flags(given: dict[str, bool], flags: Sequence[str], why: str) -> None:
+    """A CommandError naming those of ``flags`` that were given, and ``why`` they are wrong."""
+    wrong = [flag for flag in flags if given[flag]]
+    if wrong:
+        raise CommandError(f"{', '.join(wrong)}: {why}")
+
+
+def _check_new_file(path: Path) -> None:
+    """Refuse, before any work, an output file that exists or has no folder to go in."""
+    if path.exists():
+        raise CommandError(f"{path} already exists; choose another file name (nothing changed)")
+    if not path.parent.is_dir():
+        raise CommandError(f"no folder {path.parent} to write {path.name} in (nothing changed)")
+
+
+def _print_estimation_samples(found: Sequence[EstimationSample]) -> None:
+    if not found:
+        print("no estimation samples yet (physgrade estimate-sample DB --name NAME --size N "
+              "draws one)")
+        return
+    _print_table(["name", "method", "strata", "seed or file", "created", "size", "of"],
+                 [[s.name, s.method, " × ".join(s.strata) or "-",
+                   s.source or str(s.seed), s.created_at[:10], f"{s.size:,}",
+                   f"{s.population:,}"] for s in found], counts_from=5)
+
+#: Which judge is corrected, by whose grades on which sample (``estimate`` and ``plan``).
+CORRECTION = (DB,
+              arg("--judge", required=True, metavar="LABEL",
+                  help="the judge whose scores are corrected, e.g. 'arbiter-large [prefs-v1]' "
+                       "(the name alone when it has one prompt version)"),
+              arg("--sample", required=True, metavar="NAME",
+                  help="the estimation sample the experts grade (see estimate-sample)"),
+              arg("--reference", default="consensus", metavar="consensus|GRADER",
+                  help="whose grades count as the truth: the people's consensus (default) or "
+                       "one grader"),
+              arg("--assume-random", action="store_true",
+                  help="accept a hand-picked sample as if drawn at random (the output says so)"))
+
+
+@command("estimate", "each model's scores by the judge alone, the experts alone, and the judge "
+                     "corrected by the experts' grades on a random sample, with 95%% intervals",
+         CORRECTION, JSON)
+def cmd_estimate(args: argparse.Namespace) -> None:
+    from physgrade.estimation.estimates import MEASURES, estimate
+
+    with Project.open(args.db) as project, progress_task() as task:
+        found = estimate(project, args.judge, args.sample, args.reference, args.assume_random,
+                         task)
+    if args.json:
+        print(json.dumps(found.as_dict(), indent=2, ensure_ascii=False))
+        return
+    print(f"{found.judge} corrected by {found.reference}; sample {found.sample.name!r}: "
+          f"{found.sample.text()}")
+    missing = []
+    for measure, title in MEASURES.items():
+        print(f"\n{title}")
+        rows = [row for row in found.rows if row.measure == measure]
+        _print_table(["model", "judge alone", "experts alone", "corrected", "n", "judge-only",
+                      "λ", "effective n"],
+                     [[row.model, _percent(row.judge_only), _percent(row.experts_only),
+                       _percent(row.corrected_estimate()), f"{row.experts_only.n:,}",
+                       f"{row.unlabeled:,}",
+                       f"{row.corrected.lam:.2f}" if row.corrected else "–",
+                       f"{row.corrected.effective_n:,.1f}" if row.corrected else "–"]
+                      for row in rows])
+        missing += [f"{row.model}, {title.lower()}: {what} n/a: {shown.reason}" for row in rows
+                    for what, shown in (("judge alone", row.judge_only),
+                                        ("experts alone", row.experts_only),
+                                        ("corrected", row.corrected_estimate()))
+                    if shown.value is None]
+    if found.differences:
+        print("\nCorrected differences between models (first − second, in points)")
+        _print_table(["measure", "models", "difference"],
+                     [[MEASURES[d.measure], f"{d.models[0]} − {d.models[1]}",
+                       _percent(d.estimate)] for d in found.differences], counts_from=2)
+    print("\nnotes:")
+    for note in [*found.notes, *missing]:
+        print(f"  - {note}")
+
+
+@command("plan", "how many expert grades a 95%% interval of a given half-width needs, corrected "
+                 "and from the experts alone, judging from the sample so far",
+         CORRECTION,
+         arg("--half-width", required=True, type=float, metavar="H",
+             help="the wanted half-width of the 95%% interval, as a share (0.05 = ±5 points)"),
+         JSON)
+def cmd_plan(args: argparse.Namespace) -> None:
+    from physgrade.estimation.estimates import MEASURES, plan
+
+    with Project.open(args.db) as project, progress_task() as task:
+        planned = plan(project, args.judge, args.sample, args.half_width, args.reference,
+                       args.assume_random, task)
+    if args.json:
+        print(json.dumps(planned.as_dict(), indent=2, ensure_ascii=False))
+        return
+    print(f"expert grades needed for a 95% interval of ±{planned.half_width * 100:.1f} points: "
+          f"{planned.judge} corrected by {planned.reference}; sample {planned.sample.name!r}")
+    reasons = []
+    for measure, title in MEASURES.items():
+        print(f"\n{title}")
+        rows = [row for row in planned.rows if row.measure == measure]
+        _print_table(["model", "graded", "left in sample", "corrected needs", "more",
+                      "experts alone need", "more"],
+                     [[row.model, f"{row.graded:,}", f"{row.left:,}",
+                       _number(row.needed.corrected if row.needed else None),
+                       _number(row.more_corrected),
+                       _number(row.needed.experts_only if row.needed else None),
+                       _number(row.more_experts_only)] for row in rows])
+        reasons += [f"{row.model}, {title.lower()}: {row.why}" for row in rows if row.why]
+    if planned.notes or reasons:
+        print("\nnotes:")
+    for note in [*planned.notes, *reasons]:
+        print(f"  - {note}")
+
+
+def _percent(shown: Estimate) -> str:
+    """An estimate of a share as ``84.7% [80.1, 88.6]``; ``n/a`` when there is none (the
+    reason goes to the notes)."""
+    return "n/a" if shown.value is None else shown.text(percent=True)
+
+
+def _number(number: int | None) -> str:
+    return "–" if number is None else f"{number:,}"
+
+@command("check-variants", "check that every contextual variant keeps its base's numbers, units "
+                          "and answer (exit 0 even when some drifted)",
+         DB, arg("--json", action="store_true",
+                 help='print {"variants": [{"id", "base", "ok", "differences"}]} for every '
+                      "variant"),
+         arg("--all", action="store_true", help="list the faithful variants too"))
+def cmd_check_variants(args: argparse.Namespace) -> None:
+    from physgrade.variants import check_variants
+
+    with Project.open(args.db) as project, progress_task() as task:
+        checks = check_variants(project, task)
+    if args.json:
+        print(json.dumps({"variants": [check.as_dict() for check in checks]}, indent=2,
+                         ensure_ascii=False))
+        return
+    if not checks:
+        print("no contextual variants in this project")
+        return
+    for check in checks:
+        if args.all or not check.ok:
+            print(check.text())
+    drifted = sum(not check.ok for check in checks)
+    print(f"{count(len(checks), 'variant')} checked: {len(checks) - drifted:,} faithful, "
+          f"{drifted:,} drifted")
 
 
 # -- the desktop app ------------------------------------------------------------------------

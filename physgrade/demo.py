@@ -7,6 +7,7 @@ from pathlib import Path
 
 import platformdirs
 
+from physgrade.estimation import sample
 from physgrade.formats import FormatError
 from physgrade.importer import ImportResult, import_file
 from physgrade.project import Project, ProjectError
@@ -18,6 +19,11 @@ DEMO_FILES = (("questions", "questions.jsonl"), ("responses", "responses.jsonl")
               ("judge_reviews", "judge_reviews.jsonl"), ("bloom", "bloom.jsonl"))
 
 
+#: The estimation sample a new demo project is drawn with: a third of its responses, of which
+#: the demo's experts graded most (physgrade.estimation).
+DEMO_SAMPLE, DEMO_SAMPLE_SIZE, DEMO_SAMPLE_SEED = "Sample 1", 42, 2026
+
+
 def demo_data_dir() -> Path:
     return Path(str(resources.files("physgrade_resources") / "demo"))
 
@@ -26,8 +32,10 @@ def default_demo_path() -> Path:
     return Path(platformdirs.user_data_dir("physgrade")) / "demo.physgrade"
 
 
-def build_demo(path: Path, task: Task | None = None) -> list[ImportResult]:
-    """Create the demo project at ``path``, or bring an existing one up to date.
+def build_demo(path: Path, task: Task | None = None, *,
+               estimation_sample: bool = True) -> list[ImportResult]:
+    """Create the demo project at ``path``, or bring an existing one up to date, with its
+    estimation sample (:data:`DEMO_SAMPLE`) unless told otherwise or it has one already.
 
     An existing demo keeps the work done in it: the imports are idempotent.
     """
@@ -36,11 +44,15 @@ def build_demo(path: Path, task: Task | None = None) -> list[ImportResult]:
     project = Project.open(path) if existing else Project.create(path)
     with project:
         try:
-            return [import_file(project, demo_data_dir() / name, kind, task=task)
-                    for kind, name in DEMO_FILES]
+            results = [import_file(project, demo_data_dir() / name, kind, task=task)
+                       for kind, name in DEMO_FILES]
         except FormatError as exc:
             if not existing:
                 raise
             raise ProjectError(f"the demo data bundled with this physgrade differs from the demo "
                                f"project at {path} ({exc}); delete that file to start afresh, "
                                "or give another one with --db") from exc
+        if estimation_sample and not sample.samples(project):
+            # So that the corrected estimates have a sample to show from the start.
+            sample.draw(project, DEMO_SAMPLE, DEMO_SAMPLE_SIZE, DEMO_SAMPLE_SEED)
+        return results

@@ -46,6 +46,7 @@ class QueueItem:
     scored: int
     others: bool
     assigned: bool = False  # to this grader
+    samples: tuple[str, ...] = ()  # the estimation samples holding it, oldest first
 
     @property
     def progress(self) -> str:
@@ -67,6 +68,7 @@ class QueueFilter:
     mine: frozenset[str] = frozenset()
     others: frozenset[str] = frozenset()
     assignment: frozenset[str] = frozenset()
+    samples: frozenset[str] = frozenset()  # estimation samples, by name
     search: str = ""
     matching: frozenset[str] | None = field(default=None, compare=False)  # ids the search found
 
@@ -82,6 +84,7 @@ class QueueFilter:
                      or (BY_OTHERS if item.others else BY_NO_OTHER) in self.others)
                 and (not self.assignment
                      or (ASSIGNED if item.assigned else NOT_ASSIGNED) in self.assignment)
+                and (not self.samples or not self.samples.isdisjoint(item.samples))
                 and (self.matching is None or item.response_id in self.matching))
 
     def to_json(self) -> str:
@@ -107,12 +110,12 @@ class QueueFilter:
 
 
 _FACETS = {"models", "topics", "kinds", "bloom", "compliance", "mine", "others", "assignment",
-           "search"}
+           "samples", "search"}
 
 
 def load_queue(project: Project, grader: str) -> list[QueueItem]:
     """Every response, ordered so a question's responses sit together, with ``grader``'s
-    progress on each and whether it is assigned to them."""
+    progress on each, whether it is assigned to them and the estimation samples holding it."""
     conn = project.conn
     others: set[str] = set()
     me = person_id(project, grader)
@@ -122,6 +125,10 @@ def load_queue(project: Project, grader: str) -> list[QueueItem]:
         "GROUP BY response_id, rubric", (my_id,))}
     assigned = {r for (r,) in conn.execute(
         "SELECT response_id FROM assignments WHERE grader_id = ?", (my_id,))}
+    samples: dict[str, list[str]] = {}
+    for rid, name in conn.execute("SELECT i.response_id, s.name FROM estimation_sample_items i "
+                                  "JOIN estimation_samples s ON s.id = i.sample_id ORDER BY s.id"):
+        samples.setdefault(rid, []).append(name)
     for (other,) in conn.execute(f"SELECT r.id FROM raters r WHERE {is_person()} AND r.id != ?",
                                  (my_id,)):
         others.update(r for (r,) in conn.execute(
@@ -135,7 +142,8 @@ def load_queue(project: Project, grader: str) -> list[QueueItem]:
             "ORDER BY r.question_id, r.model, r.id"):
         rubric, size = sizes[kind]
         items.append(QueueItem(rid, qid, model, topic, kind, bloom, bool(compliant), size,
-                               mine.get((rid, rubric), 0), rid in others, rid in assigned))
+                               mine.get((rid, rubric), 0), rid in others, rid in assigned,
+                               tuple(samples.get(rid, ()))))
     return items
 
 
@@ -150,13 +158,15 @@ def search(project: Project, text: str) -> frozenset[str]:
 
 
 def facet_values(items: list[QueueItem]) -> dict[str, list[str]]:
-    """The values each data facet takes in this project, for the filter menus."""
+    """The values each data facet takes in this project, for the filter menus (no estimation
+    sample: no values for ``samples``)."""
     def values(get) -> list[str]:
         return sorted({get(item) or NO_VALUE for item in items})
     return {"models": values(lambda i: i.model), "topics": values(lambda i: i.topic),
             "kinds": values(lambda i: i.kind), "bloom": values(lambda i: i.bloom),
             "compliance": list(COMPLIANCE), "mine": list(MY_PROGRESS),
-            "others": list(OTHERS_PROGRESS), "assignment": list(ASSIGNMENT)}
+            "others": list(OTHERS_PROGRESS), "assignment": list(ASSIGNMENT),
+            "samples": sorted({name for item in items for name in item.samples})}
 
 
 @dataclass(frozen=True, slots=True)

@@ -176,6 +176,14 @@ def criterion_ratings(data: ScoreData, rubric: str, criterion: str,
     return wide.reindex(columns=raters).dropna(how="all")
 
 
+def final_correct(data: ScoreData, rater: str) -> pd.Series:
+    """Whether ``rater`` found each final answer right (ANS at its maximum), wherever it scored
+    ANS, whether or not it scored the rest: the rules rater scores ANS alone."""
+    return pd.concat([
+        criterion_ratings(data, rubric.key, FINAL_ANSWER, [rater])[rater].dropna()
+        == rubric.criterion(FINAL_ANSWER).maximum for rubric in GRADED_RUBRICS])
+
+
 def sheet(data: ScoreData, rater: str) -> pd.DataFrame:
     """One rater's complete assessments: a row per response the rater scored on every
     criterion of its rubric (N/A counts as scored), with the response's attributes, the

@@ -141,6 +141,17 @@ def demo(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.fixture
+def unsampled_demo(tmp_path: Path) -> Path:
+    """A fresh copy of the demo project without its estimation sample (for tests that draw
+    samples of their own)."""
+    from physgrade.demo import build_demo
+
+    path = tmp_path / "demo.physgrade"
+    build_demo(path, estimation_sample=False)
+    return path
+
+
 def page_text(qtbot, view) -> str:
     """The text a reading view shows, as the browser has rendered it."""
     got: list[str] = []

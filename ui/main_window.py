@@ -165,6 +165,8 @@ class MainWindow(QMainWindow):
          self.duplicates_action, self.audit_action, self.bloom_action,
          self.adjudicate_action) = self.page_actions
         self.grader_action = self._action("Change &Grader…", "Ctrl+G", self.choose_grader, True)
+        self.estimation_action = self._action("Draw &Estimation Sample…", "Ctrl+Shift+E",
+                                              self.draw_estimation_sample, True)
         self.judge_action = self._action("&Run judge…", "Ctrl+Shift+J", self.run_judge, True)
         self.filter_action = self._action("&Search", keys.Find, self.focus_filter, True)
         self.refresh_action = self._action("&Refresh", keys.Refresh, self.refresh, True)
@@ -195,6 +197,8 @@ class MainWindow(QMainWindow):
         grading_menu.addAction(self.grader_action)
         grading_menu.addSeparator()
         grading_menu.addActions(self.grading.menu_actions)
+        grading_menu.addSeparator()
+        grading_menu.addAction(self.estimation_action)
         judge_menu = self.menuBar().addMenu("&Judge")
         judge_menu.addAction(self.judge_action)
         help_menu = self.menuBar().addMenu("&Help")
@@ -408,6 +412,20 @@ class MainWindow(QMainWindow):
         from physgrade_ui import team
 
         return team.show_conflicts(self.ops, self)
+
+    # -- estimation samples -----------------------------------------------------------------
+
+    def draw_estimation_sample(self) -> QDialog | None:
+        """Grading ▸ Draw Estimation Sample…: the responses experts grade to correct a judge's
+        scores (a window-modal dialog, not blocking)."""
+        from physgrade_ui import estimation
+
+        return estimation.draw_sample(self.ops, self, self.grade_estimation_sample)
+
+    def grade_estimation_sample(self, name: str) -> None:
+        """The Grade page, its queue showing only the estimation sample ``name``."""
+        self.show_page(GRADE)
+        self.grading.queue.filter_to("samples", frozenset({name}))
 
     # -- help -------------------------------------------------------------------------------
 

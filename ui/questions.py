@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from html import escape
+from typing import TYPE_CHECKING, Any, Callable
 
 from PySide6.QtCore import (QAbstractTableModel, QItemSelectionModel, QModelIndex,
                             QPersistentModelIndex, QSortFilterProxyModel, Qt)
-from PySide6.QtGui import QFont, QFontMetrics, QShowEvent
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QShowEvent
 from PySide6.QtWidgets import (QLineEdit, QSplitter, QVBoxLayout, QWidget)
 
 from physgrade.changes import Changes, Kind
 from physgrade.project import Project
 from physgrade.queries import QuestionRow, question_detail, question_rows
+from physgrade.tasks import Task
+from physgrade.wording import count
 from physgrade_ui import reading, style
-from physgrade_ui.operations import Operations
+from physgrade_ui.operations import Operations, explain
 from physgrade_ui.pages import Section
 from physgrade_ui.reading_view import ReadingView
 from physgrade_ui.widgets import list_table
+
+if TYPE_CHECKING:  # the check itself loads pint and sympy: on a worker, when it runs
+    from physgrade.variants import VariantCheck
 
 PLACEHOLDER = reading.placeholder("Select a question to read it here.")
 
@@ -26,6 +32,33 @@ Index = QModelIndex | QPersistentModelIndex
 def variant_text(row: QuestionRow) -> str:
     """"q-0005 · Asia" for a regional variant; empty for an original question."""
     return " · ".join(filter(None, (row.variant_of, row.region)))
+
+
+#: What the Variant column adds for a variant that drifted from its base (the filter finds it).
+DRIFTED = "drifted"
+DRIFT_MARK = "⚠"
+
+
+def drift_html(check: VariantCheck) -> str:
+    """The notice above a drifted variant in the reading pane: what differs from its base."""
+    items = "".join(f"<li>{escape(line)}</li>" for line in check.differences)
+    base = f'<span style="white-space: nowrap;">{escape(check.base)}</span>'
+    return (f'<div class="warn" style="border: 1px solid {style.WARN}; border-radius: 6px; '
+            f'padding: 8px 14px; margin: 0 0 12px;"><b>{DRIFT_MARK} This variant drifted from '
+            f"its base {base}.</b> A contextual variant keeps its base's numbers, units and "
+            f'answer; here:<ul style="margin-bottom: 2px;">{items}</ul></div>')
+
+
+def drift_tooltip(check: VariantCheck) -> str:
+    return "\n".join([f"Drifted from its base {check.base}:",
+                      *(f"• {line}" for line in check.differences)])
+
+
+def drifted_variants(project: Project, task: Task) -> dict[str, VariantCheck]:
+    """On a worker: the variants that drifted from their base, by id."""
+    from physgrade.variants import check_variants
+
+    return {check.id: check for check in check_variants(project, task) if not check.ok}
 
 
 HEADER_SLACK = 28  # header padding and the sort arrow, in pixels
@@ -41,6 +74,7 @@ COLUMNS: tuple[tuple[str, Callable[[QuestionRow], str | int]], ...] = (
     ("Graded", lambda r: r.graded),
     ("Variant", variant_text),
 )
+VARIANT_COLUMN = len(COLUMNS) - 1
 
 
 class QuestionTableModel(QAbstractTableModel):
@@ -49,11 +83,20 @@ class QuestionTableModel(QAbstractTableModel):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._rows: list[QuestionRow] = []
+        self.drifted: dict[str, VariantCheck] = {}
 
     def set_rows(self, rows: list[QuestionRow]) -> None:
         self.beginResetModel()
         self._rows = rows
         self.endResetModel()
+
+    def set_drifted(self, drifted: dict[str, VariantCheck]) -> None:
+        """Mark the variants that drifted from their base: their rows tinted, their Variant
+        column saying so, their tooltips saying what differs."""
+        self.drifted = drifted
+        if self._rows:
+            self.dataChanged.emit(self.index(0, 0),
+                                  self.index(len(self._rows) - 1, len(COLUMNS) - 1))
 
     def question_id(self, row: int) -> str:
         return self._rows[row].id
@@ -69,10 +112,16 @@ class QuestionTableModel(QAbstractTableModel):
             return None
         row = self._rows[index.row()]
         value = COLUMNS[index.column()][1](row)
+        drift = self.drifted.get(row.id)
+        marked = drift is not None and index.column() == VARIANT_COLUMN
         if role == Qt.ItemDataRole.DisplayRole:
-            return value
+            return f"{DRIFT_MARK} {DRIFTED} · {value}" if marked else value  # the news first
         if role == Qt.ItemDataRole.ToolTipRole:
-            return row.preview
+            return f"{drift_tooltip(drift)}\n\n{row.preview}" if drift else row.preview
+        if drift and role == Qt.ItemDataRole.BackgroundRole:  # the whole row: seen at any width
+            return QColor(style.WARN_BACKGROUND)
+        if marked and role == Qt.ItemDataRole.ForegroundRole:
+            return QColor(style.WARN)
         if role == Qt.ItemDataRole.TextAlignmentRole and isinstance(value, int):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
@@ -103,7 +152,8 @@ class QuestionsPage(QSplitter):
         self.proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
 
         self.filter = QLineEdit()
-        self.filter.setPlaceholderText("Filter by id, topic, kind, Bloom level…   (Ctrl+F)")
+        self.filter.setPlaceholderText(
+            f"Filter by id, topic, kind, Bloom level, {DRIFTED}…   (Ctrl+F)")
         self.filter.setClearButtonEnabled(True)
         self.filter.textChanged.connect(self.proxy.setFilterFixedString)
 
@@ -133,6 +183,7 @@ class QuestionsPage(QSplitter):
         self.setChildrenCollapsible(False)
         pane.setMinimumWidth(380)
         self._sized = False
+        self._drift_said = 0  # drifted variants the status bar last told of
 
     def showEvent(self, event: QShowEvent) -> None:
         """Split about 2:1 once the real width is known: the list has eight columns to show."""
@@ -144,13 +195,20 @@ class QuestionsPage(QSplitter):
     # -- the page ----------------------------------------------------------------------------
 
     def open(self, project: Project | None, person: str | None) -> None:
+        self.model.set_drifted({})
+        self._drift_said = 0
         self.show_rows(question_rows(project) if project is not None else [])
+        if project is not None:
+            self.check_variants()
 
     def apply(self, changes: Changes) -> None:
-        """Re-read the list when rows changed, and the question on show when it changed."""
+        """Re-read the list when rows changed, and the question on show when it changed; check
+        the variants again when questions changed."""
         project = self.ops.project
         if project is None:
             return
+        if changes.touches(Kind.QUESTIONS):
+            self.check_variants()
         current = self.current_id()
         if changes.touches(*ROW_KINDS):
             self.show_rows(question_rows(project))
@@ -161,7 +219,30 @@ class QuestionsPage(QSplitter):
             self._show_current(self.table.selectionModel().currentIndex())
 
     def stop(self) -> None:
-        """Nothing runs on this page's behalf."""
+        """Nothing runs on this page's behalf but the check of the variants, a read that the
+        operations end."""
+
+    # -- variants that drifted from their base ---------------------------------------------
+
+    def check_variants(self) -> None:
+        """Compare every variant with its base in the background; marks follow when it is done."""
+        self.ops.read(drifted_variants, self.show_drifted, key=self,
+                      failed=lambda error: self.ops.say(
+                          f"The variants could not be checked: {explain(error)}"))
+
+    def show_drifted(self, drifted: dict[str, VariantCheck]) -> None:
+        """Mark the drifted variants, show the question on show again if its mark changed, and
+        say how many drifted when that number changes."""
+        before = self.model.drifted
+        self.model.set_drifted(drifted)
+        current = self.current_id()
+        if current is not None and before.get(current) != drifted.get(current):
+            self._show_current(self.table.selectionModel().currentIndex())
+        if drifted and len(drifted) != self._drift_said:
+            self.ops.say(f"{count(len(drifted), 'contextual variant')} drifted from "
+                         f"{'its' if len(drifted) == 1 else 'their'} base: type “{DRIFTED}” in "
+                         "the filter to list them.")
+        self._drift_said = len(drifted)
 
     def help_section(self) -> Section | None:
         return None
@@ -225,4 +306,8 @@ class QuestionsPage(QSplitter):
         project = self.ops.project
         question_id = self.model.question_id(self.proxy.mapToSource(current).row())
         detail = question_detail(project, question_id) if project is not None else None
-        self.reader.show_html(reading.question_html(detail) if detail else PLACEHOLDER)
+        if detail is None:
+            self.reader.show_html(PLACEHOLDER)
+            return
+        drift = self.model.drifted.get(question_id)
+        self.reader.show_html((drift_html(drift) if drift else "") + reading.question_html(detail))

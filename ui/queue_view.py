@@ -24,6 +24,9 @@ COLUMNS = ("Question", "Model", "Me", "Others")
 FACETS = (("models", "Model"), ("topics", "Topic"), ("kinds", "Kind"), ("bloom", "Bloom"),
           ("compliance", "Template"), ("mine", "Me"), ("others", "Others"),
           ("assignment", "Assignment"))
+#: The estimation samples' facet, on a row of its own under the others (its values are names a
+#: study chose, often long), shown only when the project has a sample: most projects have none.
+SAMPLE_FACET = ("samples", "Estimation sample")
 #: Facet buttons per row: three keep the queue narrow enough for the reading beside it.
 FACETS_PER_ROW = 3
 SEARCH_DELAY_MS = 300
@@ -111,7 +114,9 @@ class QueueModel(QAbstractTableModel):
             return (f"{item.response_id} · {item.topic or 'no topic'} · {item.kind}"
                     f"{'' if item.compliant else ' · not template-compliant'}\n"
                     f"Me: {item.progress} ({item.scored}/{item.criteria})"
-                    f"{' · graded by others' if item.others else ''}")
+                    f"{' · graded by others' if item.others else ''}"
+                    + (f"\nEstimation sample: {', '.join(item.samples)}" if item.samples
+                       else ""))
         if role == Qt.ItemDataRole.TextAlignmentRole and column >= 2:
             return Qt.AlignmentFlag.AlignCenter
         if role == Qt.ItemDataRole.ForegroundRole and column == 2 and item.progress == GRADED:
@@ -148,14 +153,15 @@ class QueuePanel(QWidget):
         grid = QGridLayout()
         grid.setSpacing(4)
         for n, (key, title) in enumerate(FACETS):
-            button = FacetButton(title)
-            button.changed.connect(self.filter_changed)
-            self.facets[key] = button
-            grid.addWidget(button, *divmod(n, FACETS_PER_ROW))
+            grid.addWidget(self._facet(key, title), *divmod(n, FACETS_PER_ROW))
         self.clear_button = QPushButton("Clear")
         self.clear_button.setProperty("role", "small")
+        self.clear_button.setToolTip("Clear the search and every filter")
         self.clear_button.clicked.connect(self.clear_filters)
         grid.addWidget(self.clear_button, *divmod(len(FACETS), FACETS_PER_ROW))
+        samples = self._facet(*SAMPLE_FACET)
+        samples.hide()
+        grid.addWidget(samples, grid.rowCount(), 0, 1, FACETS_PER_ROW)
 
         self.table = list_table(self.model, row_height=28)
         header = self.table.horizontalHeader()
@@ -170,6 +176,12 @@ class QueuePanel(QWidget):
         layout.addLayout(grid)
         layout.addWidget(self.table, 1)
 
+    def _facet(self, key: str, title: str) -> FacetButton:
+        button = FacetButton(title)
+        button.changed.connect(self.filter_changed)
+        self.facets[key] = button
+        return button
+
     def set_choices(self, values: dict[str, list[str]], queue_filter: QueueFilter) -> None:
         """Fill the facet menus and show ``queue_filter`` in the bar, without emitting."""
         self.blockSignals(True)
@@ -177,6 +189,7 @@ class QueuePanel(QWidget):
             button.blockSignals(True)
             button.set_values(values.get(key, []), getattr(queue_filter, key))
             button.blockSignals(False)
+        self.facets[SAMPLE_FACET[0]].setVisible(bool(values.get(SAMPLE_FACET[0])))
         self.search.blockSignals(True)
         self.search.setText(queue_filter.search)
         self.search.blockSignals(False)
@@ -187,12 +200,23 @@ class QueuePanel(QWidget):
         return QueueFilter(**{key: button.chosen() for key, button in self.facets.items()})
 
     def clear_filters(self) -> None:
+        self._clear()
+        self.filter_changed.emit()
+
+    def filter_to(self, key: str, values: frozenset[str]) -> None:
+        """Show only the items whose facet ``key`` takes one of ``values`` (of those its menu
+        offers): every other facet and the search are cleared."""
+        self._clear()
+        button = self.facets[key]
+        button.set_values([action.text() for action in button.menu().actions()], values)
+        self.filter_changed.emit()
+
+    def _clear(self) -> None:
         for button in self.facets.values():
             button.clear()
         self.search.blockSignals(True)
         self.search.clear()
         self.search.blockSignals(False)
-        self.filter_changed.emit()
 
     def _search_now(self) -> None:
         self._search_timer.stop()

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QFileDialog, QFram
                                QWidget)
 
 from physgrade.changes import Changes, Kind
+from physgrade.estimation.sample import samples
 from physgrade.project import Project
 from physgrade.report.model import Cell, Figure, Report, Section, Table
 from physgrade.report.writers import write_report
@@ -54,9 +55,9 @@ NO_REPORT = "No report yet: press Update to compute one."
 UNCHANGED = "The report shown is unchanged."
 #: What a report is computed from: a change to any of it computes the report again.
 REPORTED = (Kind.SCORES, Kind.RATERS, Kind.REVIEWS, Kind.BLOOM, Kind.QUESTIONS, Kind.RESPONSES,
-            Kind.SAMPLES, Kind.ADJUDICATIONS)
-#: What the bar's filter values and raters are read from.
-CHOICES = (Kind.RATERS, Kind.QUESTIONS, Kind.RESPONSES)
+            Kind.SAMPLES, Kind.ADJUDICATIONS, Kind.ESTIMATION)
+#: What the bar's filter values, raters and estimation samples are read from.
+CHOICES = (Kind.RATERS, Kind.QUESTIONS, Kind.RESPONSES, Kind.ESTIMATION)
 
 
 def compute_report(options: ReportOptions, project: Project, task: Task) -> Report:
@@ -183,13 +184,22 @@ class FigureView(QWidget):
         painter.drawPixmap(QRect(0, 0, *self._shown_size(self.width()).toTuple()), self.image)
 
 
-def prose(text: str, role: str | None = None) -> QLabel:
+class Prose(QLabel):
     """A paragraph: wrapped, at a readable width, selectable for quoting."""
-    paragraph = label(text, role)
-    paragraph.setWordWrap(True)
-    paragraph.setMaximumWidth(TEXT_WIDTH)
-    paragraph.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-    return paragraph
+
+    def __init__(self, text: str, role: str | None = None) -> None:
+        super().__init__(text)
+        if role:
+            self.setProperty("role", role)
+        self.setWordWrap(True)
+        self.setMaximumWidth(TEXT_WIDTH)
+        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+    def heightForWidth(self, width: int) -> int:
+        """The height at the width the paragraph gets: a layout asks at its own width, which
+        may be wider than a paragraph is allowed, and would then leave too little room below
+        (the figures that follow were cut short)."""
+        return super().heightForWidth(min(width, self.maximumWidth()))
 
 
 def section_view(section: Section, tables: dict[str, ReportTable]) -> QScrollArea:
@@ -201,7 +211,7 @@ def section_view(section: Section, tables: dict[str, ReportTable]) -> QScrollAre
     layout.setSpacing(6)
     layout.addWidget(label(section.title, "title"))
     if section.intro:
-        layout.addWidget(prose(section.intro))
+        layout.addWidget(Prose(section.intro))
     for table in section.tables:
         layout.addSpacing(14)
         layout.addWidget(label(table.title, "section"))
@@ -211,7 +221,7 @@ def section_view(section: Section, tables: dict[str, ReportTable]) -> QScrollAre
         else:
             layout.addWidget(label("Nothing to show for this selection.", "muted"))
         if table.note:
-            layout.addWidget(prose(table.note, "muted"))
+            layout.addWidget(Prose(table.note, "muted"))
         _add_figures(layout, section.figures_after(table))
     _add_figures(layout, section.figures_after(None))
     layout.addStretch(1)
@@ -228,7 +238,7 @@ def _add_figures(layout: QVBoxLayout, figures: list[Figure]) -> None:
         layout.addWidget(label(figure.title, "section"))
         layout.addWidget(FigureView(figure))
         if figure.caption:
-            layout.addWidget(prose(figure.caption, "muted"))
+            layout.addWidget(Prose(figure.caption, "muted"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -308,7 +318,7 @@ class ReportsPage(QWidget):
             button.changed.connect(self._show_state)
             self.facets[key] = button
             bar.addWidget(button)
-        bar.addSpacing(14)
+        bar.addSpacing(10)
         bar.addWidget(label("Analyses for"))
         self.rater = QComboBox()
         self.rater.setToolTip("Whose grades the study's analyses (the last section) are "
@@ -316,7 +326,19 @@ class ReportsPage(QWidget):
         self.rater.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.rater.currentIndexChanged.connect(self._show_state)
         bar.addWidget(self.rater)
-        bar.addSpacing(14)
+        # Shown only when the project has estimation samples (see _offer_samples).
+        self.sample_label = label("Sample")
+        self.sample = QComboBox()
+        self.sample.setToolTip("The estimation sample whose expert grades correct the judges' "
+                               "scores (the section \"Model scores corrected by expert "
+                               "grades\"); a hand-picked one is assumed random")
+        self.sample.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.sample.currentIndexChanged.connect(self._show_state)
+        self._newest_random: str | None = None
+        bar.addSpacing(8)
+        bar.addWidget(self.sample_label)
+        bar.addWidget(self.sample)
+        bar.addSpacing(10)
         self.update_button = QPushButton("Update")
         self.update_button.clicked.connect(self.update_report)
         self.export_button = QPushButton("Export…")
@@ -406,12 +428,37 @@ class ReportsPage(QWidget):
         self.rater.addItems(choices.raters)
         self.rater.setCurrentIndex(max(self.rater.findText(rater), 0))
         self.rater.blockSignals(False)
+        self._offer_samples(project)
         self._show_state()
 
+    def _offer_samples(self, project: Project) -> None:
+        """The project's estimation samples, newest first; the newest drawn at random is the
+        default, and stays so when another is drawn unless another sample was chosen. Without
+        a random one, the first choice is none (a hand-picked sample is used only if named)."""
+        stored = samples(project)[::-1]
+        chosen = self.sample.currentData()
+        newest = next((s.name for s in stored if s.random), None)
+        kept = chosen if chosen != self._newest_random else None
+        self._newest_random = newest
+        self.sample.blockSignals(True)
+        self.sample.clear()
+        if newest is None and stored:
+            self.sample.addItem("none", None)
+        for found in stored:
+            self.sample.addItem(found.name if found.random else f"{found.name} (by hand)",
+                                found.name)
+        index = self.sample.findData(kept) if kept is not None else -1
+        self.sample.setCurrentIndex(index if index >= 0 else max(self.sample.findData(newest), 0))
+        self.sample.blockSignals(False)
+        self.sample.setVisible(bool(stored))
+        self.sample_label.setVisible(bool(stored))
+
     def options(self) -> ReportOptions:
-        """The report the bar asks for."""
+        """The report the bar asks for (no sample named: the newest drawn at random)."""
         chosen = ReportFilter(**{key: button.chosen() for key, button in self.facets.items()})
-        return ReportOptions(chosen, self.rater.currentText() or None)
+        sample = self.sample.currentData()
+        return ReportOptions(chosen, self.rater.currentText() or None,
+                             sample=None if sample == self._newest_random else sample)
 
     def _show_state(self) -> None:
         """Update is the primary button while the bar asks for another report than the one

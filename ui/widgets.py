@@ -279,6 +279,12 @@ class SmallTable(QTableWidget):
                             + ROW_HEIGHT * len(rows))
 
 
+def mnemonic_free(text: str) -> str:
+    """``text`` as a button or menu shows it literally: Qt reads a lone "&" as the mark of an
+    Alt key."""
+    return text.replace("&", "&&")
+
+
 class FacetButton(QToolButton):
     """A drop-down of checkable values for one facet; its label says how many are chosen."""
 
@@ -297,7 +303,9 @@ class FacetButton(QToolButton):
         menu = self.menu()
         menu.clear()
         for value in values:
-            action = QAction(value, menu)
+            # "&" in a value ("Electricity & Magnetism") is text, not a keyboard accelerator.
+            action = QAction(mnemonic_free(value), menu)
+            action.setData(value)
             action.setCheckable(True)
             action.setChecked(value in chosen)
             action.toggled.connect(self._toggled)
@@ -313,7 +321,7 @@ class FacetButton(QToolButton):
         self._show_label()
 
     def chosen(self) -> frozenset[str]:
-        return frozenset(a.text() for a in self.menu().actions() if a.isChecked())
+        return frozenset(a.data() for a in self.menu().actions() if a.isChecked())
 
     def _toggled(self) -> None:
         self._show_label()
@@ -323,7 +331,7 @@ class FacetButton(QToolButton):
         chosen = self.chosen()
         self.setProperty("active", bool(chosen))
         self.setText(self.title if not chosen else
-                     f"{self.title}: {next(iter(chosen))}" if len(chosen) == 1 else
-                     f"{self.title}: {len(chosen)}")
+                     f"{self.title}: {mnemonic_free(next(iter(chosen)))}" if len(chosen) == 1
+                     else f"{self.title}: {len(chosen)}")
         self.setToolTip(", ".join(sorted(chosen)) or f"Any {self.title.lower()}")
         polish(self)

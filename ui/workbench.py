@@ -326,7 +326,8 @@ class GradingPage(QSplitter):
             return
         if changes.touches(Kind.QUESTIONS, Kind.RESPONSES):
             self.hints.reset()  # reference answers or responses may differ: checks are stale
-        if changes.touches(Kind.QUESTIONS, Kind.RESPONSES, Kind.BLOOM, Kind.ASSIGNMENTS):
+        if changes.touches(Kind.QUESTIONS, Kind.RESPONSES, Kind.BLOOM, Kind.ASSIGNMENTS,
+                           Kind.ESTIMATION):
             current, criterion = self.item.response_id if self.item else None, self.panel.current
             self._show_queue(load_queue(self.project, self.grader), self.queue.model.filter,
                              current)

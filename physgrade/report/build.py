@@ -18,9 +18,9 @@ import physgrade
 from physgrade import analyses, score_tables
 from physgrade.annotation import figures as bloom
 from physgrade.project import Project
-from physgrade.report import plots
+from physgrade.report import corrected, judge_cards, plots
 from physgrade.report.model import Cell, Figure, Report, Section, Table
-from physgrade.rubric import FINAL_ANSWER, Criterion, Rubric
+from physgrade.rubric import Criterion, Rubric
 from physgrade.report.options import HUMAN_CONSENSUS, ReportOptions
 from physgrade.rubric import GRADED_RUBRICS
 from physgrade.score_tables import ScoreData
@@ -218,19 +218,12 @@ def total_section(data: ScoreData, sheets: Sheets) -> Section:
         figures)
 
 
-def _final_correct(data: ScoreData, rater: str) -> pd.Series:
-    """Whether ``rater`` found each final answer right (ANS at its maximum), wherever it scored
-    ANS, whether or not it scored the rest: the rules rater scores ANS alone."""
-    return pd.concat([
-        score_tables.criterion_ratings(data, rubric.key, FINAL_ANSWER, [rater])[rater].dropna()
-        == rubric.criterion(FINAL_ANSWER).maximum for rubric in GRADED_RUBRICS])
-
-
 def final_answer_section(data: ScoreData) -> Section:
     rows: list[tuple[Cell, ...]] = []
     for judge, reference in _pairs(data):
-        both = pd.concat({"reference": _final_correct(data, reference),
-                          "judge": _final_correct(data, judge)}, axis=1, join="inner")
+        both = pd.concat({"reference": score_tables.final_correct(data, reference),
+                          "judge": score_tables.final_correct(data, judge)}, axis=1,
+                         join="inner")
         test = mcnemar_exact(both["reference"].to_numpy(bool), both["judge"].to_numpy(bool))
         (yes_yes, yes_no), (no_yes, no_no) = test.table
         rows.append((judge, reference, test.n, yes_yes, yes_no, no_yes, no_no,
@@ -473,28 +466,33 @@ def build_report(project: Project, options: ReportOptions = ReportOptions(),
         raise ValueError(f"no grades by {rater!r} in this report; choose one of "
                          f"{', '.join(data.raters()) or '(none: nobody has scored anything)'}")
     sheets = Sheets(data)
-    steps: list[tuple[str, Callable[[], Section]]] = [
-        ("comparing criteria", lambda: criterion_section(data, options, task)),
-        ("comparing totals", lambda: total_section(data, sheets)),
-        ("comparing final answers", lambda: final_answer_section(data)),
-        ("comparing graders", lambda: experts_section(data, options))]
-    reviewed = audit.has_reviews(project)
-    if reviewed:
-        steps.append(("summarising the judge audit", lambda: judge_audit_section(project, options)))
-    labelled = bloom.has_labels(project)
-    if labelled:
-        steps.append(("summarising Bloom labels", lambda: bloom_labels_section(
-            project, options, 6 if reviewed else 5)))
+    # Each step makes its section given the number it will have (the sections before it that
+    # exist, plus one); a step with nothing to show for this project gives None.
+    steps: list[tuple[str, Callable[[int], Section | None]]] = [
+        ("comparing criteria", lambda _: criterion_section(data, options, task)),
+        ("comparing totals", lambda _: total_section(data, sheets)),
+        ("comparing final answers", lambda _: final_answer_section(data)),
+        ("comparing graders", lambda _: experts_section(data, options))]
+    if audit.has_reviews(project):
+        steps.append(("summarising the judge audit", lambda _: judge_audit_section(project,
+                                                                                   options)))
+    if bloom.has_labels(project):
+        steps.append(("summarising Bloom labels", lambda number: bloom_labels_section(
+            project, options, number)))
+    steps += [("correcting judge scores by expert grades", lambda number:
+               corrected.corrected_section(project, data, options, number, task)),
+              ("making the judge cards", lambda number:
+               judge_cards.judge_cards_section(project, data, sheets, number, task))]
     if rater is not None:
-        # The study's analyses stay last (the app's Reports page says so), numbered after the
-        # audit and the Bloom labels.
-        number = 5 + reviewed + labelled
-        steps.append(("computing the study's analyses", lambda: analyses_section(
+        # The study's analyses stay last (the app's Reports page says so).
+        steps.append(("computing the study's analyses", lambda number: analyses_section(
             sheets[rater], rater, number)))
-    sections = []
+    sections: list[Section] = []
     for done, (stage, make) in enumerate(steps):
         task.report(done, len(steps), stage)
-        sections.append(make())
+        section = make(len(sections) + 1)
+        if section is not None:
+            sections.append(section)
     settings = {
         "project": str(project.path), "created_at": datetime.now(timezone.utc).isoformat(
             timespec="seconds"), "physgrade": physgrade.__version__,

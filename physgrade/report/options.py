@@ -80,12 +80,15 @@ def rater_label(name: str, prompt_version: str) -> str:
 class ReportOptions:
     """What to report on. ``rater`` is whose grades the study's analyses (the last section) use: a
     judge label, a grader, or :data:`HUMAN_CONSENSUS`; None picks the consensus if people have
-    graded, else the first judge."""
+    graded, else the first judge. ``sample`` names an estimation sample (see below)."""
 
     filter: ReportFilter = field(default_factory=ReportFilter)
     rater: str | None = None
     resamples: int = 1000
     seed: int = 0
+    #: The estimation sample whose expert grades correct the judges' scores (the section "Model
+    #: scores corrected by expert grades"); None takes the newest drawn at random.
+    sample: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,7 @@ matplotlib.use("Agg")  # no display, no Qt: the core draws into memory only
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.figure import Figure as MplFigure  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
 
 #: A palette that stays apart for readers with the common colour-vision deficiencies.
 COLOURS = ("#2d6cb5", "#e08a2c", "#3a9a6a", "#c4485b", "#7d5ab5", "#8c6d46", "#d47fb8",
@@ -66,6 +67,66 @@ def lines(x_labels: Sequence[str], series: Mapping[str, Sequence[float | None]],
     return _png(figure)
 
 
+#: A value with its 95% interval (value, low, high), shares 0..1; None where there is none.
+Interval = tuple[float | None, float | None, float | None]
+#: How each kind of estimate is drawn in a forest plot, in the order of its legend: a point
+#: alone, or a point with its interval.
+_FOREST_MARKERS = ("D", "o", "s")
+
+
+def forest(rows: Sequence[str], panels: Mapping[str, Mapping[str, Sequence[Interval]]],
+           x_label: str) -> bytes:
+    """Estimates side by side with their intervals: a panel per measure, a row per ``rows``
+    (top down), and in each row one mark per series (such as the judge alone, the experts
+    alone, corrected), in the series' order; a series without intervals shows points only.
+    Every panel has the same series."""
+    names = list(next(iter(panels.values()), {}))
+    figure, grid = plt.subplots(
+        1, max(len(panels), 1), figsize=(3.9 * max(len(panels), 1) + 1.6,
+                                         len(rows) * (0.16 * len(names) + 0.25) + 1.3),
+        layout="constrained", sharey=True, squeeze=False)
+    y = np.arange(len(rows))[::-1].astype(float)
+    spread = 0.6 / max(len(names), 1)  # the marks of a row share its band
+    # The axis reaches every interval's ends (the estimates cut shares to 0..100%).
+    ends = [(low, high) for series in panels.values() for values in series.values()
+            for _, low, high in values if low is not None and high is not None]
+    low_ends = [low * 100 for low, _ in ends]
+    high_ends = [high * 100 for _, high in ends]
+    for axes, (title, series) in zip(grid[0], panels.items()):
+        for i, values in enumerate(series.values()):
+            offset = ((len(names) - 1) / 2 - i) * spread
+            colour = COLOURS[i % len(COLOURS)]
+            for row_y, (value, low, high) in zip(y + offset, values):
+                if low is not None and high is not None:
+                    axes.plot([low * 100, high * 100], [row_y, row_y], color=colour,
+                              linewidth=2, solid_capstyle="butt")
+                if value is not None:
+                    axes.plot([value * 100], [row_y], color=colour, markersize=6,
+                              marker=_FOREST_MARKERS[i % len(_FOREST_MARKERS)],
+                              markeredgecolor="white", markeredgewidth=0.6)
+        axes.set_title(title, fontsize=10)
+        axes.set_xlabel(x_label, fontsize=9)
+        axes.set_xlim(min(0.0, *low_ends) - 2, max(100.0, *high_ends) + 2)
+        axes.set_ylim(-0.5, len(rows) - 0.5)
+        axes.spines[["top", "right"]].set_visible(False)
+        axes.grid(axis="x", color="#e4e7eb", linewidth=0.8)
+        axes.set_axisbelow(True)
+        for between in y[:-1] - 0.5:
+            axes.axhline(between, color="#d5d9de", linewidth=0.6)
+    grid[0][0].set_yticks(y, rows)
+    for axes in grid[0]:
+        axes.tick_params(axis="y", length=0)
+    ranged = [any(high is not None for series in panels.values()
+                  for _, _, high in list(series.values())[i]) for i in range(len(names))]
+    figure.legend([Line2D([], [], color=COLOURS[i % len(COLOURS)], linewidth=2,
+                          linestyle="-" if ranged[i] else "none", markersize=6,
+                          marker=_FOREST_MARKERS[i % len(_FOREST_MARKERS)],
+                          markeredgecolor="white") for i in range(len(names))],
+                  names, loc="outside lower center", ncols=max(len(names), 1), frameon=False,
+                  fontsize=8)
+    return _png(figure)
+
+
 def grouped_bars(groups: Sequence[str], series: Mapping[str, Sequence[float | None]],
                  y_label: str) -> bytes:
     """Bars of shares (0..1) for each group, one bar per series (error prevalence by model)."""
@@ -80,6 +141,25 @@ def grouped_bars(groups: Sequence[str], series: Mapping[str, Sequence[float | No
     axes.set_ylabel(y_label)
     axes.set_ylim(0, 100)
     axes.legend(frameon=False, fontsize=8)
+    return _png(figure)
+
+
+def doubling_scatter(x: np.ndarray, y: np.ndarray, intercept: float | None, slope: float,
+                     x_label: str, y_label: str) -> bytes:
+    """Dots of shares ``y`` (drawn as points of 100) against positive ``x`` on a doubling scale,
+    with the straight line ``intercept + slope * log2(x)`` (a judge's length bias)."""
+    figure, axes = _figure(6.4, 3.8)
+    rng = np.random.default_rng(0)  # jitter only: differences take few values and overprint
+    axes.scatter(x, y * 100 + rng.uniform(-0.6, 0.6, len(y)), s=9, alpha=0.4,
+                 color=COLOURS[0], linewidths=0)
+    axes.set_xscale("log", base=2)
+    axes.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+    axes.axhline(0, color="#9aa1a9", linewidth=0.8)
+    if intercept is not None and len(x):
+        ends = np.array([x.min(), x.max()], dtype=float)
+        axes.plot(ends, (intercept + slope * np.log2(ends)) * 100, color=COLOURS[1], linewidth=2)
+    axes.set_xlabel(x_label)
+    axes.set_ylabel(y_label)
     return _png(figure)
 
 

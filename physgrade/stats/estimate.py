@@ -35,6 +35,16 @@ class Estimate:
     def unavailable(cls, n: int, reason: str) -> Estimate:
         return cls(None, None, n, reason)
 
+    def within(self, low: float, high: float) -> Estimate:
+        """This estimate cut to ``low``..``high``, the range the true value cannot leave (a
+        share: 0..1). Cutting a normal interval there keeps its coverage and spares readers a
+        109% share."""
+        if self.value is None:
+            return self
+        interval = None if self.ci95 is None else (max(self.ci95[0], low),
+                                                   min(self.ci95[1], high))
+        return Estimate(min(max(self.value, low), high), interval, self.n, self.reason)
+
     def as_dict(self) -> dict:
         return {"value": self.value, "ci95": list(self.ci95) if self.ci95 else None, "n": self.n,
                 "reason": self.reason}

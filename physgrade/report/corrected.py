@@ -1,0 +1,148 @@
+"""The report section "Model scores corrected by expert grades": for each language-model judge,
+each model's measures by the judge alone, by the experts alone on an estimation sample, and
+corrected, with a forest plot.
+
+Every number is :func:`physgrade.estimation.estimates.estimate`'s, laid out as tables: the
+section computes nothing of its own, so the report, ``physgrade estimate`` and its JSON agree.
+"""
+
+from __future__ import annotations
+
+from physgrade.analyses import ALL_MODELS
+from physgrade.estimation import estimates as estimation
+from physgrade.estimation import sample as samples
+from physgrade.estimation.estimates import MEASURES, Estimates
+from physgrade.estimation.sample import EstimationSample
+from physgrade.project import Project
+from physgrade.report import build, plots
+from physgrade.report.model import Cell, Figure, Section, Table
+from physgrade.report.options import HUMAN_CONSENSUS, ReportOptions
+from physgrade.score_tables import ScoreData
+from physgrade.scores import LLM
+from physgrade.stats.estimate import Estimate
+from physgrade.tasks import Task
+
+TITLE = "Model scores corrected by expert grades"
+#: The forest plot's series, in the order of its legend (judge alone, experts alone, corrected).
+SERIES = ("Judge alone", "Experts alone", "Corrected")
+#: The shares among the estimates table's columns (read as percentages).
+_SHARES = frozenset(SERIES)
+
+
+def corrected_section(project: Project, data: ScoreData, options: ReportOptions, number: int,
+                      task: Task) -> Section | None:
+    """The section for every language-model judge of the report (the rules rater checks final
+    answers only and is left out) against the report's main reference, on the sample
+    ``options.sample`` names or else the newest drawn at random. A hand-picked sample is used
+    only when named, assumed random, and the section says so first. None when the project
+    has no such sample, or the report has no judge or no people's grades. A sample name the
+    project does not have raises ProjectError."""
+    judges = _language_model_judges(data)
+    reference = build.main_reference(data)
+    chosen = _chosen_sample(project, options.sample)
+    if not judges or reference is None or chosen is None:
+        return None
+    found = []
+    for step, judge in enumerate(judges):
+        task.report(step, len(judges), f"correcting {judge}'s scores")
+        found.append(estimation.estimate(
+            project, judge, chosen.name,
+            estimation.CONSENSUS if reference == HUMAN_CONSENSUS else reference,
+            assume_random=not chosen.random, task=task, data=data))
+    tables, figures = [], []
+    for result in found:
+        judge_tables, figure = _judge_tables(result)
+        tables += judge_tables
+        figures.append(figure)
+    return Section(f"{number}. {TITLE}", _intro(chosen, reference, options), tables, figures)
+
+
+def _language_model_judges(data: ScoreData) -> list[str]:
+    """The report's judges that are language models, in report order."""
+    scores = data.scores
+    models = set(scores.loc[scores["rater_kind"] == LLM, "rater"].astype(str))
+    return [judge for judge in data.judges if judge in models]
+
+
+def _chosen_sample(project: Project, name: str | None) -> EstimationSample | None:
+    """The sample named, or the newest drawn at random (None when there is none)."""
+    if name:
+        return samples.find(project, name)
+    drawn = [stored for stored in samples.samples(project) if stored.random]
+    return drawn[-1] if drawn else None
+
+
+def _intro(chosen: EstimationSample, reference: str, options: ReportOptions) -> str:
+    warning = "" if chosen.random else (
+        f"CAUTION: sample {chosen.name!r} was picked by hand, not drawn at random. These "
+        "numbers assume it random; if it is not, its intervals are not valid and the "
+        "corrections may be biased. Draw a random sample for numbers to publish. ")
+    which = "the sample named for this report" if options.sample else "the newest random sample"
+    return (warning + "A judge scores every response; experts grade only a sample. The judge "
+            "alone is often lenient, the experts alone are honest but uncertain. The corrected "
+            "estimate takes the judge's mean over every response and corrects it by the "
+            "judge's error on the expert-graded sample (prediction-powered inference, tuned by "
+            "λ: 0 uses the experts alone, 1 leans on the judge fully), with a 95% interval "
+            "that holds whatever the judge's quality and is narrower than the experts' alone "
+            "when the judge is informative. The expert grades are those of "
+            f"{'the ' if reference == HUMAN_CONSENSUS else ''}{reference} on {which}, "
+            f"{chosen.name!r}: {chosen.text()}. The report's filter narrows the estimates "
+            "as it narrows every section. "
+            "Final answer correct: the share of responses with ANS at its maximum; mean "
+            "score share: the mean of each response's points as a share of those possible.")
+
+
+def _judge_tables(result: Estimates) -> tuple[list[Table], Figure]:
+    """One judge's estimates and corrected differences, and its forest plot."""
+    name = build._slug(result.judge)
+    caveat = "" if result.sample.random else " (hand-picked sample, assumed random)"
+    rows: list[tuple[Cell, ...]] = [
+        (row.model, MEASURES[row.measure], row.judge_only, row.judge_only.n, row.experts_only,
+         row.experts_only.n, row.corrected_estimate(), row.unlabeled,
+         row.corrected.lam if row.corrected else None,
+         round(row.corrected.effective_n) if row.corrected else None)
+        for row in result.rows]
+    estimates = Table(
+        f"corrected_{name}", f"{result.judge}: judge alone, experts alone and corrected"
+        + caveat, ("Model", "Measure", *SERIES[:1], "n judged", SERIES[1], "n graded",
+                   SERIES[2], "Judge-only", "λ", "Effective n"), rows,
+        "n judged: responses the judge scored; n graded: sampled responses graded by "
+        f"{result.reference} and scored by the judge (the experts alone and the corrected "
+        "estimate use the same); judge-only: the other responses the judge scored; effective "
+        "n: how many expert grades alone would give as narrow an interval. "
+        + _sentences(result.notes), _SHARES)
+    differences = Table(
+        f"corrected_differences_{name}", f"{result.judge}: corrected differences between "
+        "models" + caveat, ("Measure", "Model", "Other model", "Difference"),
+        [(MEASURES[d.measure], *d.models, d.estimate) for d in result.differences],
+        "Difference = model − other model, each corrected, with its 95% interval (the "
+        "models' responses are disjoint, so their errors add).", frozenset({"Difference"}))
+    return [estimates, differences], _forest(result, estimates.name, caveat)
+
+
+def _forest(result: Estimates, table: str, caveat: str) -> Figure:
+    models = result.models()
+    panels = {}
+    for measure, title in MEASURES.items():
+        rows = [result.row(model, measure) for model in models]
+        panels[title] = dict(zip(SERIES, (
+            [_interval(row.judge_only) for row in rows],
+            [_interval(row.experts_only) for row in rows],
+            [_interval(row.corrected_estimate()) for row in rows])))
+    return Figure(
+        f"forest_{build._slug(result.judge)}", f"Forest plot: {result.judge}{caveat}",
+        plots.forest(models, panels, "estimate (%)"),
+        f"Per model and for {ALL_MODELS}: the judge alone (a point: it scores every response), "
+        "the experts alone on the sample, and the judge corrected by them, each with its 95% "
+        "interval. Where the corrected interval is narrower than the experts', the judge adds "
+        "what more expert grades would.", table)
+
+
+def _interval(estimate: Estimate) -> plots.Interval:
+    low, high = estimate.ci95 or (None, None)
+    return estimate.value, low, high
+
+
+def _sentences(notes: tuple[str, ...]) -> str:
+    """Notes (clauses, lower case) as sentences."""
+    return " ".join(f"{note[0].upper()}{note[1:]}." for note in notes)
