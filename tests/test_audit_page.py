@@ -166,7 +166,7 @@ def test_drawing_from_the_dialog_selects_the_sample_and_refusals_stay_in_it(
 
     before = dialog.seed.value()
     for _ in range(3):
-        dialog.random_seed.click()
+        dialog.seed.new.click()
         if dialog.seed.value() != before:
             break
     assert dialog.seed.value() != before

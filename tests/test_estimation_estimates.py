@@ -249,10 +249,10 @@ def test_a_partly_graded_sample_says_how_far_it_is_and_why_a_part_is_missing(
     assert any("1 response graded by human consensus outside the sample not used" in note
                for note in found.notes)
     gamma = found.row("gamma", "final_answer_correct")
-    assert gamma.corrected is None and gamma.reason and "needs 2" in gamma.reason
+    assert gamma.corrected is None and gamma.reason and "needs 10" in gamma.reason
     assert gamma.experts_only.n == 1 and gamma.experts_only.ci95 is None
     shown = gamma.as_dict()["corrected"]
-    assert shown["value"] is None and shown["lambda"] is None and "needs 2" in shown["reason"]
+    assert shown["value"] is None and shown["lambda"] is None and "needs 10" in shown["reason"]
     assert found.row("alpha", "final_answer_correct").corrected is not None
     beta_gamma = next(d for d in found.differences if d.models == ("beta", "gamma"))
     assert beta_gamma.estimate.value is None

@@ -43,14 +43,20 @@ def stored(path: Path, name: str) -> set[str]:
         return set(sample.inclusion(project, sample.find(project, name)))
 
 
+def opened_dialog(window: MainWindow, qtbot) -> EstimationDialog:
+    """The dialog, once its setup has been read in the background and it has opened."""
+    qtbot.waitUntil(lambda: window.findChild(EstimationDialog) is not None, timeout=WAIT_MS)
+    return window.findChild(EstimationDialog)
+
+
 def test_the_dialog_draws_a_sample_and_the_queue_shows_it(window: MainWindow, demo: Path, qtbot,
                                                           errors: list[str]) -> None:
     samples_facet = window.grading.queue.facets["samples"]
     assert not samples_facet.isVisible()  # no sample yet: the bar is as it always was
     window.overview_action.trigger()  # drawn from another page, the queue follows
     window.estimation_action.trigger()
-    dialog = window.findChild(EstimationDialog)
-    assert dialog is not None and dialog.isVisible()
+    dialog = opened_dialog(window, qtbot)
+    assert dialog.isVisible()
     qtbot.waitExposed(dialog)
     assert dialog.name.text() == "Sample 1" and dialog.size.value() == RESPONSES // 10
     assert dialog.summary.text() == ("Draws 12 of 126 responses at random, each with the same "
@@ -98,7 +104,8 @@ def test_a_draw_the_core_refuses_stays_in_the_dialog(window: MainWindow, demo: P
     with Project.open(demo) as project:
         sample.draw(project, "Main", 10, seed=1)
     window.refresh()
-    dialog = window.draw_estimation_sample()
+    window.draw_estimation_sample()
+    dialog = opened_dialog(window, qtbot)
     assert dialog.name.text() == "Sample 2"
     dialog.name.setText("main")
     dialog.grade_it.setChecked(False)
@@ -148,5 +155,6 @@ def test_a_project_without_responses_has_nothing_to_draw(qtbot, tmp_path: Path,
     window = MainWindow()
     qtbot.addWidget(window)
     assert window.ops.open(tmp_path / "empty.physgrade", create=True)
-    assert window.draw_estimation_sample() is None
+    window.draw_estimation_sample()
+    qtbot.waitUntil(lambda: bool(errors), timeout=WAIT_MS)
     assert "has none yet" in errors[-1] and window.findChild(EstimationDialog) is None

@@ -276,7 +276,7 @@ def test_the_section_reads_in_html(known: Project, tmp_path: Path) -> None:
     section = judge_cards_section(known, data, Sheets(data), 7, Task())
     assert section is not None and section.title == "7. Judge cards"
     names = [table.name for table in section.tables]
-    assert len(names) == len(set(names)) == 1 + 4 * 7
+    assert len(names) == len(set(names)) == 2 + 4 * 7  # verdicts, rules, 4 per card
     assert all(name.replace("_", "").isalnum() for name in names)
     verdicts_table = section.tables[0]
     assert [row[:2] for row in verdicts_table.rows][:2] == [("few [v1]", REVIEW),
@@ -290,7 +290,10 @@ def test_the_section_reads_in_html(known: Project, tmp_path: Path) -> None:
     assert "steady [zeta]: agreement per prompt version" in page
     assert page.index("<td>zeta</td>") < page.index("<td>alpha</td>")
     assert "Lenient on Problem formulation (P-REFS)" in page
-    assert EXPERT in section.intro and "needs review" in section.intro
+    assert EXPERT in section.intro
+    rules = next(t for t in section.tables if t.name == "judge_verdict_rules")
+    assert [row[0] for row in rules.rows] == ["trustworthy", "use with caution", "needs review"]
+    assert "fewer than 30 responses graded by both" in rules.rows[2][2]
 
 
 def test_demo_cards_compare_judges_with_the_consensus(demo: Path) -> None:

@@ -226,8 +226,8 @@ def test_report_refuses_an_unknown_sample(sampled: Path, tmp_path: Path, capsys)
 
 def corrected_tab(page) -> int | None:
     """The index of the page's tab for the section, if it shows one."""
-    return next((i for i in range(page.tabs.count()) if page.tabs.tabText(i).endswith(TITLE)),
-                None)
+    return next((i for i in range(page.tabs.count())
+                 if page.tabs.tabToolTip(i).endswith(TITLE)), None)
 
 
 @pytest.mark.usefixtures("app_settings")

@@ -49,6 +49,8 @@ def core_report(path: Path, options: ReportOptions) -> Report:
 def assert_shows(page: ReportsPage, report: Report) -> None:
     """Every table of ``report`` is on the page, its first rows reading as the core writes them."""
     assert [page.tabs.tabText(i) for i in range(page.tabs.count())] == [
+        section.tab for section in report.sections]
+    assert [page.tabs.tabToolTip(i) for i in range(page.tabs.count())] == [
         section.title for section in report.sections]
     for table in report.tables():
         if not table.rows:

@@ -259,3 +259,13 @@ def test_the_experts_alone_with_too_few_grades_say_why():
     assert one.value == 1.0 and one.ci95 is None and "at least 2" in one.reason
     equal = classical_mean([0.0, 0.0, 0.0])
     assert equal.value == 0.0 and equal.ci95 is None and "equal" in equal.reason
+
+
+def test_effective_n_never_exceeds_every_response_graded():
+    # Three grades that happen to match a judge who is right most of the time: the tuned lam
+    # makes the variance ratio overshoot, but grading everything is the most it can be worth.
+    labels = np.array([1.0, 0.0, 1.0])
+    judged_unlabeled = np.tile([1.0, 0.0, 1.0, 1.0], 50)
+    found = ppi_mean(labels, labels + [0.0, 0.0, -0.001], judged_unlabeled)
+    assert float(np.var(labels)) / found.se ** 2 > len(labels) + len(judged_unlabeled)
+    assert found.effective_n == len(labels) + len(judged_unlabeled)

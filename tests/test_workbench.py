@@ -183,6 +183,15 @@ def test_filters_and_search_narrow_the_queue(qtbot, graded_by_expert: MainWindow
     assert page.item.question.id == "q-0030"
     page.queue.clear_filters()
     assert model.rowCount() == 126
+    # A value with "&" reads as written, not as an Alt key, and still filters.
+    topics = page.queue.facets["topics"]
+    electricity = next(a for a in topics.menu().actions()
+                       if a.data() == "Electricity & Magnetism")
+    assert electricity.text() == "Electricity && Magnetism"  # Qt shows one "&"
+    electricity.setChecked(True)
+    assert {model.item(r).topic for r in range(model.rowCount())} == {"Electricity & Magnetism"}
+    assert topics.text() == "Topic: Electricity && Magnetism"
+    page.queue.clear_filters()
 
 
 def test_a_grader_with_an_assignment_starts_on_it_and_sees_new_ones(qtbot, demo: Path) -> None:

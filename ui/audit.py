@@ -14,7 +14,6 @@ once through the window's operations, which tell every page what changed.
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
 from functools import partial
 from html import escape
@@ -38,7 +37,8 @@ from physgrade_ui import reading, style, transfer
 from physgrade_ui.operations import Operations, Write
 from physgrade_ui.pages import Section
 from physgrade_ui.reading_view import BufferedReadingView
-from physgrade_ui.widgets import EmptyState, RowCursor, label, polish, restyle, shortcuts
+from physgrade_ui.widgets import (EmptyState, RowCursor, SeedField, label, polish, restyle,
+                                  shortcuts)
 
 #: The reviewer's agreement with one criterion's score (the core's scale): value, button text,
 #: meaning.
@@ -146,34 +146,19 @@ class NewSampleDialog(transfer.TransferDialog[SampleDraw]):
         self.per_stratum = QSpinBox(self)
         self.per_stratum.setRange(1, 10_000)
         self.per_stratum.setValue(2)
-        self.seed = QSpinBox(self)
-        self.seed.setRange(0, 2**31 - 1)
-        self.seed.setMinimumWidth(130)
-        self.random_seed = QPushButton("Random", self)
-        self.random_seed.setProperty("role", "small")
-        self.random_seed.setToolTip("Fill in a random seed")
-        self.random_seed.clicked.connect(self.fill_random_seed)
-        seed = QHBoxLayout()
-        seed.setSpacing(8)
-        seed.addWidget(self.seed)
-        seed.addWidget(self.random_seed)
-        seed.addStretch(1)
-        self.fill_random_seed()
+        self.seed = SeedField("Random", "The same seed and data give the same sample", self)
 
         self.form.addRow("Name", self.name)
         self.form.addRow("Judges", self.judges)
         self.form.addRow("Stratify by", facets)
         self.form.addRow("Responses per stratum", self.per_stratum)
-        self.form.addRow("Seed", seed)
+        self.form.addRow("Seed", self.seed)
         note = label("Drawn among the responses every chosen judge has a complete verdict on. "
                      "The same seed and data give the same sample; reviewers see the judges "
                      "only under blind names.", "muted", self)
         note.setWordWrap(True)
         self.form.addRow("", note)
         self.resize(560, self.sizeHint().height())
-
-    def fill_random_seed(self) -> None:
-        self.seed.setValue(random.SystemRandom().randrange(0, 1_000_000))
 
     def chosen_judges(self) -> list[str]:
         return [self.judges.item(i).text() for i in range(self.judges.count())

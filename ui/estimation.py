@@ -2,7 +2,7 @@
 
 The dialog collects a name, a size, the facets to stratify over and a seed, and says as they
 change what the draw will take (the core's own allocation, :func:`physgrade.estimation.sample.
-allocation`, over stratum sizes read once when it opens). The draw is a quick write through the
+allocation`, over stratum sizes read in the background before it opens). The draw is a quick write through the
 window's :class:`~physgrade_ui.operations.Operations`, like the audit's sample: refused, the
 dialog stays open with the core's reason; drawn, it closes and the sample reaches the Grade
 page's queue (its Sample filter) through the broadcast.
@@ -10,33 +10,29 @@ page's queue (its Sample filter) through the broadcast.
 
 from __future__ import annotations
 
-import random
-import sqlite3
 from dataclasses import dataclass
 from functools import partial
 from itertools import combinations
 from typing import Callable
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLineEdit, QPushButton, QSpinBox, QWidget
+from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLineEdit, QSpinBox, QWidget
 
 from physgrade.changes import NOTHING, Changes
 from physgrade.estimation import sample
 from physgrade.estimation.sample import EstimationSample
-from physgrade.project import Project, ProjectError
+from physgrade.project import Project
+from physgrade.tasks import Task
 from physgrade_ui import transfer
 from physgrade_ui.operations import Operations
-from physgrade_ui.widgets import label, restyle
+from physgrade_ui.widgets import SeedField, label, restyle
 
 #: The facets a sample can be stratified over, as the dialog names them (with their Alt keys).
 FACET_NAMES = (("model", "&Model"), ("topic", "&Topic"))
-MAX_SEED = 2**31 - 1
 #: The size offered first: a tenth of the responses, at most this many (expert grades are dear).
 DEFAULT_SIZE = 200
 NO_RESPONSES = ("An estimation sample is drawn from the project's responses, and this project "
                 "has none yet. Import some first (File ▸ Import).")
-#: What opening the dialog may meet in a project file gone bad (read on the GUI thread).
-SETUP_FAILURES = (sqlite3.Error, ProjectError)
 Facets = tuple[str, ...]
 
 
@@ -116,22 +112,9 @@ class EstimationDialog(transfer.TransferDialog[EstimationDraw]):
             box.setToolTip("Draw the same number from each, so that a small one is graded too")
             facets.addWidget(box)
         facets.addStretch(1)
-        self.seed = QSpinBox(self)
-        self.seed.setRange(0, MAX_SEED)
-        self.seed.setToolTip("The same seed and data give the same sample")
-        self.new_seed = QPushButton("Ne&w seed", self)
-        self.new_seed.setProperty("role", "small")
-        self.new_seed.setAutoDefault(False)
-        self.new_seed.setToolTip("Fill in a random seed")
-        self.new_seed.clicked.connect(self.fill_new_seed)
-        seed = QHBoxLayout()
-        seed.setSpacing(8)
-        seed.addWidget(self.seed)
-        seed.addWidget(self.new_seed)
-        seed.addStretch(1)
-        for spin in (self.size, self.seed):
+        self.seed = SeedField("Ne&w seed", "The same seed and data give the same sample", self)
+        for spin in (self.size, self.seed.spin):
             spin.setMinimumWidth(220)
-        self.fill_new_seed()
         self.summary = label("", "muted", self)
         self.summary.setWordWrap(True)
         self.grade_it = QCheckBox("&Filter the Grade page's queue to it", self)
@@ -140,7 +123,7 @@ class EstimationDialog(transfer.TransferDialog[EstimationDraw]):
         self.form.addRow("&Name", self.name)
         self.form.addRow("&Size", self.size)
         self.form.addRow("Stratify by", facets)
-        self.form.addRow("S&eed", seed)
+        self.form.addRow("S&eed", self.seed)
         self.form.addRow("", self.summary)
         self.form.addRow("", self.grade_it)
         note = label("Experts grade the sample on the Grade page; their grades then correct a "
@@ -155,9 +138,6 @@ class EstimationDialog(transfer.TransferDialog[EstimationDraw]):
         self.show_summary()
         self.name.setFocus()  # the buttons come first in the focus chain: start at the form
         self.resize(580, self.sizeHint().height())
-
-    def fill_new_seed(self) -> None:
-        self.seed.setValue(random.SystemRandom().randrange(0, 1_000_000))
 
     def chosen_facets(self) -> Facets:
         return tuple(facet for facet, box in self.facets.items() if box.isChecked())
@@ -179,31 +159,39 @@ class EstimationDialog(transfer.TransferDialog[EstimationDraw]):
             self.grant(draw)
 
 
-def draw_sample(ops: Operations, parent: QWidget,
-                grade: Callable[[str], None]) -> EstimationDialog | None:
-    """Grading ▸ Draw Estimation Sample…: the dialog (window-modal, not blocking), or why
-    there is nothing to draw from. ``grade(name)`` filters the Grade page's queue to a sample
-    drawn with that box ticked."""
-    project = ops.project
-    if project is None:
-        return None
-    try:
-        taken = {stored.name for stored in sample.samples(project)}
-        sizes = {facets: sample.stratum_sizes(project, facets)
-                 for n in range(len(sample.FACETS) + 1)
-                 for facets in combinations(sample.FACETS, n)}
-    except SETUP_FAILURES as exc:
-        ops.fail("Cannot draw an estimation sample", exc)
-        return None
-    if not sizes[()]:
+@dataclass(frozen=True, slots=True)
+class Setup:
+    """What the dialog offers, read in the background (a project of 58,000 responses takes
+    about half a second): the names taken, and the stratum sizes for each choice of facets."""
+
+    taken: set[str]
+    sizes: dict[Facets, dict[str, int]]
+
+
+def read_setup(project: Project, task: Task) -> Setup:
+    return Setup({stored.name for stored in sample.samples(project)},
+                 {facets: sample.stratum_sizes(project, facets)
+                  for n in range(len(sample.FACETS) + 1)
+                  for facets in combinations(sample.FACETS, n)})
+
+
+def draw_sample(ops: Operations, parent: QWidget, grade: Callable[[str], None]) -> None:
+    """Grading ▸ Draw Estimation Sample…: the dialog (window-modal, not blocking) once its
+    setup is read, or why there is nothing to draw from. ``grade(name)`` filters the Grade
+    page's queue to a sample drawn with that box ticked."""
+    ops.read(read_setup, done=partial(_open_dialog, ops, parent, grade), key=Setup)
+
+
+def _open_dialog(ops: Operations, parent: QWidget, grade: Callable[[str], None],
+                 setup: Setup) -> None:
+    if not setup.sizes[()]:
         ops.say(NO_RESPONSES, 0)
         ops.inform("No responses to draw from", NO_RESPONSES)
-        return None
-    dialog = EstimationDialog(taken, sizes, partial(_draw, ops, grade), parent)
+        return
+    dialog = EstimationDialog(setup.taken, setup.sizes, partial(_draw, ops, grade), parent)
     dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     ops.project_changed.connect(dialog.reject)  # the inputs were the closed project's
     dialog.open()
-    return dialog
 
 
 def _draw(ops: Operations, grade: Callable[[str], None], draw: EstimationDraw) -> None:

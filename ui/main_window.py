@@ -415,12 +415,12 @@ class MainWindow(QMainWindow):
 
     # -- estimation samples -----------------------------------------------------------------
 
-    def draw_estimation_sample(self) -> QDialog | None:
+    def draw_estimation_sample(self) -> None:
         """Grading ▸ Draw Estimation Sample…: the responses experts grade to correct a judge's
-        scores (a window-modal dialog, not blocking)."""
+        scores (a window-modal dialog, not blocking, once what it offers is read)."""
         from physgrade_ui import estimation
 
-        return estimation.draw_sample(self.ops, self, self.grade_estimation_sample)
+        estimation.draw_sample(self.ops, self, self.grade_estimation_sample)
 
     def grade_estimation_sample(self, name: str) -> None:
         """The Grade page, its queue showing only the estimation sample ``name``."""

@@ -502,9 +502,9 @@ class ReportsPage(QWidget):
             page.deleteLater()
         self.report, self.report_options, self.tables = report, options, {}
         for section in report.sections if report else []:
-            index = self.tabs.addTab(section_view(section, self.tables), section.title)
+            index = self.tabs.addTab(section_view(section, self.tables), section.tab)
             self.tabs.setTabToolTip(index, section.title)
-            if section.title == current:
+            if section.tab == current:
                 self.tabs.setCurrentIndex(index)
         self.body.setCurrentIndex(1 if report else 0)
         self.summary.setText(summary_text(report) if report else NO_REPORT)

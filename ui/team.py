@@ -42,14 +42,13 @@ from physgrade.team.merge import KEEP_PACK, KEEP_PROJECT, Conflict, MergeResult
 from physgrade.team.packs import PackMade
 from physgrade_ui import grader
 from physgrade_ui.operations import Operations
-from physgrade_ui.widgets import SmallTable, label, local_time, named_shortcut
+from physgrade_ui.widgets import MAX_SEED, SmallTable, label, local_time, named_shortcut
 from physgrade_ui.workers import Worker
 
 #: The preview waits for typing to pause this long (milliseconds) before planning again.
 PREVIEW_DELAY_MS = 250
 DEFAULT_OVERLAP_PERCENT = 20
 MAX_PER_GRADER = 1_000_000
-MAX_SEED = 2**31 - 1
 PACK_FILTER = "Grader packs (*.physgrade);;All files (*)"
 #: The facets an assignment is narrowed and previewed by: the plan's facet, the ReportFilter
 #: field, the title of its list and of its tab in the preview (with their Alt keys).

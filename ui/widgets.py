@@ -3,6 +3,7 @@ filter drop-downs."""
 
 from __future__ import annotations
 
+import random
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Callable, Iterable, Iterator
@@ -11,7 +12,7 @@ from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtCore import QAbstractItemModel
 from PySide6.QtGui import QAction, QKeySequence, QPainter, QPaintEvent, QPalette
 from PySide6.QtWidgets import (QAbstractItemView, QFrame, QHBoxLayout, QHeaderView, QLabel,
-                               QMenu, QPushButton, QSizePolicy, QVBoxLayout,
+                               QMenu, QPushButton, QSizePolicy, QSpinBox, QVBoxLayout,
                                QTableView, QTableWidget, QTableWidgetItem, QToolButton, QWidget)
 
 
@@ -335,3 +336,41 @@ class FacetButton(QToolButton):
                      else f"{self.title}: {len(chosen)}")
         self.setToolTip(", ".join(sorted(chosen)) or f"Any {self.title.lower()}")
         polish(self)
+
+
+#: The largest seed the seed fields offer (a spin box holds a 32-bit int).
+MAX_SEED = 2**31 - 1
+
+
+class SeedField(QWidget):
+    """A seed to draw from, with a button that fills in a new one: samples and assignments are
+    drawn from a seed, so that the same seed and data give the same draw."""
+
+    def __init__(self, button: str, tooltip: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.spin = QSpinBox(self)
+        self.spin.setRange(0, MAX_SEED)
+        self.spin.setMinimumWidth(130)
+        self.spin.setToolTip(tooltip)
+        self.new = QPushButton(button, self)
+        self.new.setProperty("role", "small")
+        self.new.setAutoDefault(False)
+        self.new.setToolTip("Fill in a random seed")
+        self.new.clicked.connect(self.fill_new)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(8)
+        layout.addWidget(self.spin)
+        layout.addWidget(self.new)
+        layout.addStretch(1)
+        self.setFocusProxy(self.spin)
+        self.fill_new()
+
+    def value(self) -> int:
+        return self.spin.value()
+
+    def setValue(self, value: int) -> None:
+        self.spin.setValue(value)
+
+    def fill_new(self) -> None:
+        self.spin.setValue(random.SystemRandom().randrange(0, 1_000_000))

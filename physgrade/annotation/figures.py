@@ -276,7 +276,8 @@ def bloom_section(project: Project, number: int,
              "final labels.")
     if not found:
         intro += " No two raters have labelled the same question yet, so nothing is compared."
-    return Section(f"{number}. Bloom's taxonomy labels", intro, tables, figures)
+    return Section(f"{number}. Bloom's taxonomy labels", intro, tables, figures,
+                   f"{number}. Bloom labels")
 
 
 def _figures(by_topic: list[Share]) -> list[Figure]:

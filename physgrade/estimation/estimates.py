@@ -40,6 +40,10 @@ from physgrade.wording import count
 
 #: The measures estimated, by key (as in the JSON), with how they are shown.
 MEASURES = {"final_answer_correct": "Final answer correct", "score_share": "Mean score share"}
+#: The fewest expert grades a corrected estimate is given from. Its interval is a large-sample
+#: one: from a handful of grades that happen to agree with the judge it would come out as
+#: narrow as if the judge were known to be exact. (A plan needs only 2: it says how many more.)
+MIN_GRADES = 10
 #: How the human consensus is named as a reference (``--reference consensus``).
 CONSENSUS = "consensus"
 
@@ -376,11 +380,12 @@ def _union(values: dict[str, pd.Series]) -> pd.Index:
     return pd.Index(sorted({rid for series in values.values() for rid in series.index}))
 
 
-def _not_correctable(part: _Part) -> str | None:
-    """Why ``part`` gives no corrected estimate, or None when it does."""
-    if len(part.labels) < 2:
+def _not_correctable(part: _Part, fewest: int = 2) -> str | None:
+    """Why ``part`` gives no corrected estimate (from fewer than ``fewest`` expert grades), or
+    None when it does."""
+    if len(part.labels) < fewest:
         return (f"{len(part.labels)} sampled response{'' if len(part.labels) == 1 else 's'} "
-                "graded and judged; a corrected estimate needs 2")
+                f"graded and judged; a corrected estimate needs {fewest}")
     if not len(part.judged_unlabeled):
         return "the judge scored no response beyond the expert-graded ones"
     return None
@@ -389,7 +394,7 @@ def _not_correctable(part: _Part) -> str | None:
 def _row(part: _Part) -> Row:
     judge_only = (Estimate(float(part.judged.mean()), None, len(part.judged)) if len(part.judged)
                   else Estimate.unavailable(0, "the judge scored none of these responses"))
-    reason = _not_correctable(part)
+    reason = _not_correctable(part, MIN_GRADES)
     corrected = None if reason else ppi.ppi_mean(part.labels, part.judged_labeled,
                                                  part.judged_unlabeled, part.weights)
     return Row(part.model, part.measure, judge_only,

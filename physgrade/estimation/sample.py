@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import os
 import random
-from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
@@ -28,12 +27,12 @@ from typing import Sequence
 from physgrade.changes import NOTHING, Changes, Kind
 from physgrade.formats import FormatError, id_field, read_file
 from physgrade.project import Project, ProjectError, now_iso
-from physgrade.validation.sampling import ALL, NONE, SEPARATOR
+from physgrade.strata import ALL, checked, responses_by_stratum
 from physgrade.wording import count
 
 RANDOM, STRATIFIED, HAND_PICKED = "random", "stratified", "hand-picked"
-#: The facets a sample can be stratified over, and the column each reads.
-FACETS = {"model": "r.model", "topic": "q.topic"}
+#: The facets a sample can be stratified over (of :data:`physgrade.strata.FACETS`).
+FACETS = ("model", "topic")
 #: The one field of a line of an ids file (what :func:`write_ids` writes, :func:`register` reads).
 ID_FIELD = "response_id"
 #: The largest seed SQLite stores as an integer.
@@ -91,10 +90,10 @@ def draw(project: Project, name: str, size: int, seed: int,
         raise ValueError(f"the size must be a whole number, not {size!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
         raise ValueError(f"the seed must be a whole number from 0 to {MAX_SEED}, not {seed!r}")
-    facets = _checked_facets(strata)
+    facets = checked(strata, FACETS)
     with project.transaction():
         _check_name_free(project, name)
-        groups = _strata(project, facets)
+        groups = responses_by_stratum(project, facets)
         shares = allocation({stratum: len(ids) for stratum, ids in groups.items()}, size)
         rng = random.Random(seed)
         drawn: list[tuple[str, str, float]] = []
@@ -200,7 +199,7 @@ def stratum_sizes(project: Project, strata: Sequence[str] = ()) -> dict[str, int
     """The responses of each stratum over ``strata`` (facets of :data:`FACETS`), by stratum
     name: what a draw would share out (for a preview of it)."""
     return {stratum: len(ids) for stratum, ids in
-            _strata(project, _checked_facets(strata)).items()}
+            responses_by_stratum(project, checked(strata, FACETS)).items()}
 
 
 def allocation(sizes: dict[str, int], size: int) -> dict[str, int]:
@@ -239,24 +238,6 @@ def allocation(sizes: dict[str, int], size: int) -> dict[str, int]:
 # -- drawing ---------------------------------------------------------------------------------
 
 
-def _strata(project: Project, facets: tuple[str, ...]) -> dict[str, list[str]]:
-    """Every response of the project by stratum, each stratum's ids sorted."""
-    columns = ", ".join(FACETS[facet] for facet in facets) or "NULL"
-    groups: dict[str, list[str]] = defaultdict(list)
-    for rid, *values in project.conn.execute(
-            f"SELECT r.id, {columns} FROM responses r JOIN questions q ON q.id = r.question_id "
-            "ORDER BY r.id"):
-        groups[_stratum(values, facets)].append(rid)
-    return dict(groups)
-
-
-def _stratum(values: list[object], facets: tuple[str, ...]) -> str:
-    if not facets:
-        return ALL
-    return SEPARATOR.join(NONE if value is None or str(value).strip() == "" else str(value)
-                          for value in values)
-
-
 def _store(project: Project, name: str, method: str, seed: int | None, facets: tuple[str, ...],
            population: int, source: str | None, drawn: list[tuple[str, str, float]]) -> int:
     """Insert a sample and its items (inside the caller's transaction); its id."""
@@ -286,17 +267,6 @@ def _check_name_free(project: Project, name: str) -> None:
         if taken.casefold() == name.casefold():
             raise ValueError(f"there is already an estimation sample named {taken!r}, and a "
                              "sample is never drawn again; choose another name")
-
-
-def _checked_facets(strata: Sequence[str]) -> tuple[str, ...]:
-    facets = tuple(strata)
-    wrong = [facet for facet in facets if facet not in FACETS]
-    if wrong:
-        raise ValueError(f"cannot stratify over {', '.join(map(repr, wrong))}; the facets are "
-                         f"{', '.join(FACETS)}")
-    if len(set(facets)) != len(facets):
-        raise ValueError(f"a facet is named twice in {', '.join(facets)}")
-    return facets
 
 
 def _load(project: Project, sample_id: int) -> EstimationSample:

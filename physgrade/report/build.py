@@ -147,7 +147,7 @@ def criterion_section(data: ScoreData, options: ReportOptions, task: Task) -> Se
                 "Responses"), confusion_rows,
                "One row per cell: how many responses the reference scored as the row value "
                "and the judge as the column value.")],
-        figures)
+        figures, "1. Criteria")
 
 
 def main_reference(data: ScoreData) -> str | None:
@@ -215,7 +215,7 @@ def total_section(data: ScoreData, sheets: Sheets) -> Section:
                 "Sign test p"), rows,
                "Differences are judge − reference, in shares of the maximum score.",
                frozenset({"Mean absolute difference", "Mean difference"}))],
-        figures)
+        figures, "2. Totals")
 
 
 def final_answer_section(data: ScoreData) -> Section:
@@ -238,7 +238,8 @@ def final_answer_section(data: ScoreData) -> Section:
                ("Judge", "Reference", "n", "Both correct", "Only reference correct",
                 "Only judge correct", "Both wrong", "Agreement", "McNemar exact p"),
                rows, "'Only judge correct' counts answers the judge accepted and the person "
-               "did not: lenient final-answer verdicts.", frozenset({"Agreement"}))])
+               "did not: lenient final-answer verdicts.", frozenset({"Agreement"}))],
+        short="3. Final answers")
 
 
 # -- 4. expert against expert ----------------------------------------------------------------------
@@ -267,10 +268,11 @@ def experts_section(data: ScoreData, options: ReportOptions) -> Section:
     return Section("4. Experts against each other", intro, [Table(
         "expert_agreement", "Agreement between graders",
         ("Graders", "Criterion", "n", "Exact agreement", "Gwet AC2", "Krippendorff α"), rows,
-        "Values with their 95% confidence interval.", frozenset({"Exact agreement"}))])
+        "Values with their 95% confidence interval.", frozenset({"Exact agreement"}))],
+        short="4. Experts")
 
 
-# -- 5, or 6 after a judge audit: the study's analyses -------------------------------------------
+# -- the last section: the study's analyses --------------------------------------------------------
 
 
 def analyses_section(sheet: pd.DataFrame, rater: str, number: int = 5) -> Section:
@@ -337,7 +339,8 @@ def analyses_section(sheet: pd.DataFrame, rater: str, number: int = 5) -> Sectio
                               "final answer correct."))
     return Section(f"{number}. The study's analyses, by {rater}",
                    f"The measures of the study, computed from the grades of {rater}. Shares and "
-                   "means carry their 95% confidence interval.", tables, figures)
+                   "means carry their 95% confidence interval.", tables, figures,
+                   f"{number}. Study analyses")
 
 
 def _rubric_analyses(sheet: pd.DataFrame, rubric: Rubric) -> tuple[list[Table], list[Figure]]:
@@ -439,10 +442,11 @@ def judge_audit_section(project: Project, options: ReportOptions) -> Section:
               "The judge with the highest correct share (ties: the lowest lenient share). "
               "McNemar's exact test compares it with the runner-up on the same responses, "
               f"paired by reviewer and response; fewer than {audit.MIN_PAIRS} pairs are not "
-              "tested.", frozenset({"Correct", "Lenient", "Runner-up correct"}))])
+              "tested.", frozenset({"Correct", "Lenient", "Runner-up correct"}))],
+        short="5. Judge audit")
 
 
-# -- 5, 6 or 7: Bloom's taxonomy labels ------------------------------------------------------------
+# -- 5 or 6: Bloom's taxonomy labels ---------------------------------------------------------------
 
 
 def bloom_labels_section(project: Project, options: ReportOptions, number: int) -> Section:

@@ -54,7 +54,8 @@ def corrected_section(project: Project, data: ScoreData, options: ReportOptions,
         judge_tables, figure = _judge_tables(result)
         tables += judge_tables
         figures.append(figure)
-    return Section(f"{number}. {TITLE}", _intro(chosen, reference, options), tables, figures)
+    return Section(f"{number}. {TITLE}", _intro(chosen, reference, options), tables, figures,
+                   f"{number}. Corrected scores")
 
 
 def _language_model_judges(data: ScoreData) -> list[str]:

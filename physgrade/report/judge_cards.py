@@ -72,18 +72,23 @@ STAGE_LENIENCY_CAUTION = 0.10
 LENGTH_SLOPE_CAUTION = 0.02
 
 
-def rules_text() -> str:
-    """The verdict rules in plain words (the section's intro)."""
-    return (f"Needs review: fewer than {MIN_GRADED_BY_BOTH} responses graded by both; the "
-            "lower end of the final-answer agreement's interval below "
-            f"{FINAL_AGREEMENT_REVIEW:.0%}; or an overall leniency (or strictness) beyond "
-            f"{_points(LENIENCY_REVIEW)} points whose interval excludes 0. Use with caution: "
-            f"that lower end below {FINAL_AGREEMENT_CAUTION:.0%}; an overall leniency beyond "
-            f"{_points(LENIENCY_CAUTION)} points whose interval excludes 0; a stage whose whole "
-            f"interval lies beyond {_points(STAGE_LENIENCY_CAUTION)} points; or a preference "
-            f"for long responses of at least {_points(LENGTH_SLOPE_CAUTION)} points per "
-            "doubling of length whose interval lies above 0. Trustworthy: none of these. The "
-            "worst rule met decides.")
+def verdict_rules() -> list[tuple[str, str, str]]:
+    """Each verdict, what it means and when it is given, best first (the section's table of
+    rules)."""
+    return [
+        (TRUSTWORTHY, CARD_VERDICTS[TRUSTWORTHY], "none of the rules below is met"),
+        (CAUTION, CARD_VERDICTS[CAUTION],
+         f"the lower end of the final-answer agreement's interval below "
+         f"{FINAL_AGREEMENT_CAUTION:.0%}; an overall leniency (or strictness) beyond "
+         f"{_points(LENIENCY_CAUTION)} points whose interval excludes 0; a stage whose whole "
+         f"interval lies beyond {_points(STAGE_LENIENCY_CAUTION)} points; or a preference for "
+         f"long responses of at least {_points(LENGTH_SLOPE_CAUTION)} points per doubling of "
+         "length whose interval lies above 0"),
+        (REVIEW, CARD_VERDICTS[REVIEW],
+         f"fewer than {MIN_GRADED_BY_BOTH} responses graded by both; the lower end of the "
+         f"final-answer agreement's interval below {FINAL_AGREEMENT_REVIEW:.0%}; or an overall "
+         f"leniency (or strictness) beyond {_points(LENIENCY_REVIEW)} points whose interval "
+         "excludes 0")]
 
 
 def _points(share: float) -> str:
@@ -413,18 +418,13 @@ def judge_cards_section(project: Project, data: ScoreData, sheets: build.Sheets,
     if not cards:
         return None
     reference = cards[0].reference
-    vocabulary = "; ".join(f"{word}: {meaning}" for word, meaning in CARD_VERDICTS.items())
     intro = (
-        f"A card for each language-model judge, measured against {reference}. Points are "
-        "percentage points of the maximum score, judge − reference: above 0 the judge gives "
-        "more than the experts (lenient), below 0 less (strict). Leniency per stage compares "
-        "the points of each stage of the rubric as a share of the stage's maximum, on the "
-        "responses both scored the whole stage. Length bias fits the difference in score "
-        "share of each response both assessed completely against the doublings of its length: "
-        "a slope above 0 whose interval excludes 0 means the judge favours long responses "
-        "more than the experts do. Agreement per prompt version lists every version of the "
-        "judge's name, in the order the versions were first used. Each value carries its 95% "
-        f"confidence interval. The verdicts: {vocabulary}. {rules_text()}")
+        f"A card for each language-model judge, measured against {reference}: a plain verdict "
+        "with its reasons, the judge's leniency per stage of the rubric, whether it favours "
+        "long responses more than the experts do, and its agreement per prompt version, oldest "
+        "first. Differences are judge − reference in percentage points of the maximum score "
+        "(above 0: the judge gives more, lenient), each with its 95% interval. The worst rule "
+        "a judge meets decides its verdict (the table of rules follows the verdicts).")
     summary: list[tuple[Cell, ...]] = []
     tables: list[Table] = []
     figures: list[Figure] = []
@@ -452,6 +452,10 @@ def judge_cards_section(project: Project, data: ScoreData, sheets: build.Sheets,
                            f"Judge − reference: the mean difference of the score share against "
                            f"{reference}. Each judge's card below gives the reasons.",
                            frozenset({"Final-answer agreement", "Judge − reference"})))
+    tables.insert(1, Table("judge_verdict_rules", "How a verdict is reached",
+                           ("Verdict", "Meaning", "Given when"), list(verdict_rules()),
+                           "Leniency and stage differences are judge − reference in points of "
+                           "100; agreement and length bias as in each card."))
     return Section(f"{number}. Judge cards", intro, tables, figures)
 
 

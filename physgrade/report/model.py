@@ -73,10 +73,18 @@ class Figure:
 
 @dataclass(frozen=True, slots=True)
 class Section:
+    """A numbered part of a report; ``short`` names it where many sit side by side (the app's
+    tabs), the title when empty."""
+
     title: str
     intro: str = ""
     tables: list[Table] = field(default_factory=list)
     figures: list[Figure] = field(default_factory=list)
+    short: str = ""
+
+    @property
+    def tab(self) -> str:
+        return self.short or self.title
 
     def figures_after(self, table: Table | None) -> list[Figure]:
         """The figures drawn from ``table``; None gives those that belong to no table."""

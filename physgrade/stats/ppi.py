@@ -48,9 +48,10 @@ class Corrected:
     n_unlabeled: int
     #: The power-tuning parameter used: 0 = the experts alone, 1 = plain PPI.
     lam: float
-    #: How many expert grades the experts' own (classical) interval would need to be as narrow.
-    #: When ``se`` is 0 it is ``n`` if the experts' grades have no spread either (nothing gained),
-    #: else ``n + n_unlabeled`` (the judge reproduces the grades: as good as grading them all).
+    #: How many expert grades the experts' own (classical) interval would need to be as narrow,
+    #: at most ``n + n_unlabeled`` (every response graded). When ``se`` is 0 it is ``n`` if the
+    #: experts' grades have no spread either (nothing gained), else ``n + n_unlabeled`` (the
+    #: judge reproduces the grades: as good as grading them all).
     effective_n: float
 
     def estimate(self) -> Estimate:
@@ -113,7 +114,8 @@ def ppi_mean(labels: ArrayLike, judged_labeled: ArrayLike, judged_unlabeled: Arr
     se = math.sqrt(imputed.var() / n_unlabeled + rectifier.var() / n)
     classical_variance = float((w * y).var())
     if se > 0:
-        effective_n = classical_variance / se ** 2
+        # No more than every response graded: a ratio past that is noise in the tuned lam.
+        effective_n = min(classical_variance / se ** 2, float(n + n_unlabeled))
     else:
         effective_n = float(n if classical_variance == 0 else n + n_unlabeled)
     return Corrected(value, (value - Z * se, value + Z * se), se, n, n_unlabeled, float(lam),

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import random
 import sqlite3
-from collections import Counter, defaultdict
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Sequence
 
@@ -26,16 +26,12 @@ from physgrade.project import Project, ProjectError, now_iso
 from physgrade.report.options import rater_label
 from physgrade.rubric import RUBRICS, rubric_for_kind
 from physgrade.scores import HUMAN, LLM, is_kind
+from physgrade.strata import ALL, checked, responses_by_stratum
 from physgrade.validation import blind
 
-#: The facets a sample can be stratified over, and the column each reads.
-FACETS = {"topic": "q.topic", "bloom": "q.bloom_cognitive", "model": "r.model"}
+#: The facets an audit sample is stratified over unless told otherwise (all of
+#: :data:`physgrade.strata.FACETS`).
 DEFAULT_STRATA = ("topic", "bloom", "model")
-#: The stratum value of a response whose facet is missing (e.g. no Bloom level yet).
-NONE = "(none)"
-#: The one stratum of a sample drawn over no facets.
-ALL = "(all)"
-SEPARATOR = " / "
 #: The name of the sample of imported reviews (no drawn sample may take it).
 IMPORTED = "imported"
 
@@ -81,13 +77,7 @@ def draw(project: Project, name: str, judges: Sequence[str], per_stratum: int, s
         raise ValueError("a sample needs a name")
     if isinstance(per_stratum, bool) or not isinstance(per_stratum, int) or per_stratum < 1:
         raise ValueError(f"draw at least 1 response per stratum, not {per_stratum!r}")
-    facets = tuple(strata)
-    wrong = [facet for facet in facets if facet not in FACETS]
-    if wrong:
-        raise ValueError(f"cannot stratify over {', '.join(map(repr, wrong))}; the facets are "
-                         f"{', '.join(FACETS)}")
-    if len(set(facets)) != len(facets):
-        raise ValueError(f"a facet is named twice in {', '.join(facets)}")
+    facets = checked(strata)
     if not judges:
         raise ValueError("name at least one judge to audit")
     labels = tuple(dict.fromkeys(judges))
@@ -96,12 +86,8 @@ def draw(project: Project, name: str, judges: Sequence[str], per_stratum: int, s
     _check_name_free(project, name)
 
     eligible = set.intersection(*(_judged(project, judge) for judge in judge_ids))
-    columns = ", ".join(FACETS[facet] for facet in facets) or "NULL"
-    groups: dict[str, list[str]] = defaultdict(list)
-    for row in conn.execute(f"SELECT r.id, {columns} FROM responses r JOIN questions q "
-                            "ON q.id = r.question_id ORDER BY r.id"):
-        if row[0] in eligible:
-            groups[_stratum(row[1:], facets)].append(row[0])
+    groups = {stratum: members for stratum, ids in responses_by_stratum(project, facets).items()
+              if (members := [rid for rid in ids if rid in eligible])}
     rng = random.Random(seed)
     drawn: list[tuple[str, str]] = []
     for stratum in sorted(groups):
@@ -188,13 +174,6 @@ def items(project: Project, sample_id: int) -> list[str]:
     return [rid for (rid,) in project.conn.execute(
         "SELECT response_id FROM review_sample_items WHERE sample_id = ? "
         "ORDER BY stratum, response_id", (sample_id,))]
-
-
-def _stratum(values: tuple[object, ...], facets: tuple[str, ...]) -> str:
-    if not facets:
-        return ALL
-    return SEPARATOR.join(NONE if value is None or str(value).strip() == "" else str(value)
-                          for value in values)
 
 
 def _check_name_free(project: Project, name: str) -> None:

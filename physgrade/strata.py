@@ -1,0 +1,54 @@
+"""Strata of responses: the facets a sample can be drawn within, and how a stratum is named.
+
+The judge audit (:mod:`physgrade.validation.sampling`) and the estimation samples
+(:mod:`physgrade.estimation.sample`) both draw responses stratum by stratum; each allows its own
+facets, and both name a stratum the same way ("Mechanics / orbit-7b").
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Collection, Sequence
+
+from physgrade.project import Project
+
+#: Every facet a response can be stratified over, and the column each reads (``r`` the
+#: response, ``q`` its question).
+FACETS = {"topic": "q.topic", "bloom": "q.bloom_cognitive", "model": "r.model"}
+#: The stratum value of a response whose facet is missing (e.g. no Bloom level yet).
+NONE = "(none)"
+#: The one stratum of a sample drawn over no facets.
+ALL = "(all)"
+SEPARATOR = " / "
+
+
+def checked(strata: Sequence[str], allowed: Collection[str] = tuple(FACETS)) -> tuple[str, ...]:
+    """``strata`` as a tuple of facets, refusing a facet not ``allowed`` or named twice."""
+    facets = tuple(strata)
+    wrong = [facet for facet in facets if facet not in allowed]
+    if wrong:
+        raise ValueError(f"cannot stratify over {', '.join(map(repr, wrong))}; the facets are "
+                         f"{', '.join(allowed)}")
+    if len(set(facets)) != len(facets):
+        raise ValueError(f"a facet is named twice in {', '.join(facets)}")
+    return facets
+
+
+def name(values: Sequence[object], facets: Sequence[str]) -> str:
+    """A stratum's name: its facet values joined by :data:`SEPARATOR`, :data:`ALL` for none."""
+    if not facets:
+        return ALL
+    return SEPARATOR.join(NONE if value is None or str(value).strip() == "" else str(value)
+                          for value in values)
+
+
+def responses_by_stratum(project: Project, facets: Sequence[str]) -> dict[str, list[str]]:
+    """Every response of the project by stratum over ``facets`` (checked ones), each stratum's
+    ids sorted: a draw then depends on its seed and the data only."""
+    columns = ", ".join(FACETS[facet] for facet in facets) or "NULL"
+    groups: dict[str, list[str]] = defaultdict(list)
+    for rid, *values in project.conn.execute(
+            f"SELECT r.id, {columns} FROM responses r JOIN questions q ON q.id = r.question_id "
+            "ORDER BY r.id"):
+        groups[name(values, facets)].append(rid)
+    return dict(groups)
