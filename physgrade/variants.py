@@ -189,7 +189,7 @@ def _line_quantities(line: str) -> list[Stated]:
                 continue
         end = after[0].end() if after else number.end()
         unit, unit_text = (after[1], _unit_text(after[0])) if after else (None, None)
-        shown = units._readable(_CDOT.sub("·", line[start:end]))
+        shown = units.readable(_CDOT.sub("·", line[start:end]))
         found.append(Stated(shown, value, unit, unit_text))
     return found
 

@@ -418,3 +418,16 @@ def test_the_demo_project(demo: Path, capsys) -> None:
     assert main(["estimate", str(demo), "--judge", "arbiter-large", "--sample",
                  "demo sample"]) == 0
     assert "sampled responses graded" in capsys.readouterr().out
+
+
+def test_responses_added_after_the_draw_are_pointed_out(study: Path, tmp_path: Path) -> None:
+    with Project.open(study) as project:
+        samples.draw(project, "estimation", 90, seed=3)
+        before = estimate(project, "lenient", "estimation")
+        import_file(project, write_jsonl(tmp_path / "late.jsonl", [
+            response("late@alpha", QUESTIONS[0]["id"], "alpha", "Final Answer: 10 m/s")]),
+            "responses")
+        after = estimate(project, "lenient", "estimation")
+    assert not any("had no chance to be drawn" in note for note in before.notes)
+    assert any(f"holds {len(RESPONSES) + 1:,} responses now, {len(RESPONSES):,} when sample "
+               "'estimation' was drawn" in note for note in after.notes)

@@ -117,7 +117,7 @@ def quantity(text: str, unit: str | None = None) -> Quantity | None:
         return None
     rest = text[prefix.end:].strip()
     written_unit = rest or (None if unit is None or is_missing(unit) else unit.strip())
-    written = _readable(text[:prefix.end]) if prefix.significant else f"{value.real:.6g}"
+    written = readable(text[:prefix.end]) if prefix.significant else f"{value.real:.6g}"
     if written_unit is None:
         return Quantity(written, value.real, None, value.real, "", "", prefix.significant)
     if rest.startswith("/"):
@@ -126,7 +126,7 @@ def quantity(text: str, unit: str | None = None) -> Quantity | None:
     si = registry().Quantity(value.real, parsed).to_base_units()
     dimension = "" if si.dimensionless else _dimension(si.dimensionality)
     si_unit = "" if si.dimensionless else f"{si.units:~C}"
-    return Quantity(written, value.real, _readable(written_unit), float(si.magnitude), si_unit,
+    return Quantity(written, value.real, readable(written_unit), float(si.magnitude), si_unit,
                     dimension, prefix.significant, stated=bool(rest))
 
 
@@ -135,7 +135,7 @@ def _dimension(dimensionality) -> str:
     return f"{dimensionality:C}".replace("[", "").replace("]", "")
 
 
-def _readable(text: str) -> str:
+def readable(text: str) -> str:
     """LaTeX of a number or unit made plain for a reason: ``3.2 \\times 10^{-19}`` is 3.2×10^-19."""
     text = re.sub(r"\s*\\(?:times|cdot)\s*", "×", text)
     text = re.sub(r"\^\s*\{?\s*\\circ\s*\}?\s*", "°", text)

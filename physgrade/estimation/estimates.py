@@ -339,7 +339,8 @@ def _inputs(project: Project, judge: str, sample: str, reference: str, assume_ra
                 1 / probability.reindex(ids_labelled).to_numpy(float) if weighted else None,
                 int((in_sample & ~labelled).sum())))
     return _Inputs(judge, reference, chosen, parts,
-                   _notes(chosen, judge, reference, probability.index, judged, graded))
+                   _notes(chosen, judge, reference, probability.index, judged, graded,
+                          _responses_now(project)))
 
 
 def _measures(data: ScoreData, rater: str) -> dict[str, pd.Series]:
@@ -349,10 +350,19 @@ def _measures(data: ScoreData, rater: str) -> dict[str, pd.Series]:
             "score_share": score_tables.sheet(data, rater)["score_pct"].dropna()}
 
 
+def _responses_now(project: Project) -> int:
+    return project.conn.execute("SELECT count(*) FROM responses").fetchone()[0]
+
+
 def _notes(chosen: EstimationSample, judge: str, reference: str, sampled: pd.Index,
-           judged: dict[str, pd.Series], graded: dict[str, pd.Series]) -> tuple[str, ...]:
+           judged: dict[str, pd.Series], graded: dict[str, pd.Series],
+           responses_now: int) -> tuple[str, ...]:
     """What a reader must know to take the numbers right."""
     notes = []
+    if responses_now != chosen.population:
+        notes.append(f"the project holds {count(responses_now, 'response')} now, "
+                     f"{chosen.population:,} when sample {chosen.name!r} was drawn: responses "
+                     "added since had no chance to be drawn, so draw a new sample to cover them")
     if not chosen.random:
         notes.append(f"sample {chosen.name!r} was picked by hand: these estimates assume it "
                      "was drawn at random, and its intervals hold only if it was")

@@ -124,7 +124,7 @@ def criterion_section(data: ScoreData, options: ReportOptions, task: Task) -> Se
             if reference == main:
                 panels.setdefault(judge, {})[_rubric_criterion(rubric, criterion)] = (
                     categories, matrix)
-    figures = [Figure(f"confusion_{_slug(judge)}", f"Confusion matrices: {judge} against {main}",
+    figures = [Figure(f"confusion_{slug(judge)}", f"Confusion matrices: {judge} against {main}",
                       plots.confusion_grid(grid, main, judge),
                       "Rows are the people's scores, columns the judge's; each cell counts "
                       "responses. Cells above the diagonal are lenient verdicts.",
@@ -159,7 +159,8 @@ def main_reference(data: ScoreData) -> str | None:
     return data.graders[0] if data.graders else None
 
 
-def _slug(text: str) -> str:
+def slug(text: str) -> str:
+    """``text`` as a table or figure name (letters, digits and ``_``): names after a judge."""
     return "".join(ch if ch.isalnum() else "_" for ch in text).strip("_").lower()
 
 
@@ -179,7 +180,7 @@ class Sheets:
         return self._sheets[rater]
 
 
-def _paired(sheets: Sheets, judge: str, reference: str, column: str) -> pd.DataFrame:
+def paired(sheets: Sheets, judge: str, reference: str, column: str) -> pd.DataFrame:
     """``column`` of the responses both raters assessed completely, as reference / judge."""
     return pd.concat({"reference": sheets[reference][column], "judge": sheets[judge][column]},
                      axis=1, join="inner").dropna()
@@ -189,7 +190,7 @@ def total_section(data: ScoreData, sheets: Sheets) -> Section:
     rows: list[tuple[Cell, ...]] = []
     panels: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for judge, reference in _pairs(data):
-        both = _paired(sheets, judge, reference, "score_pct")
+        both = paired(sheets, judge, reference, "score_pct")
         human, machine = both["reference"].to_numpy(float), both["judge"].to_numpy(float)
         leaning = bias(human, machine)
         signs = sign_test(human, machine)

@@ -95,7 +95,7 @@ def _intro(chosen: EstimationSample, reference: str, options: ReportOptions) -> 
 
 def _judge_tables(result: Estimates) -> tuple[list[Table], Figure]:
     """One judge's estimates and corrected differences, and its forest plot."""
-    name = build._slug(result.judge)
+    name = build.slug(result.judge)
     caveat = "" if result.sample.random else " (hand-picked sample, assumed random)"
     rows: list[tuple[Cell, ...]] = [
         (row.model, MEASURES[row.measure], row.judge_only, row.judge_only.n, row.experts_only,
@@ -131,7 +131,7 @@ def _forest(result: Estimates, table: str, caveat: str) -> Figure:
             [_interval(row.experts_only) for row in rows],
             [_interval(row.corrected_estimate()) for row in rows])))
     return Figure(
-        f"forest_{build._slug(result.judge)}", f"Forest plot: {result.judge}{caveat}",
+        f"forest_{build.slug(result.judge)}", f"Forest plot: {result.judge}{caveat}",
         plots.forest(models, panels, "estimate (%)"),
         f"Per model and for {ALL_MODELS}: the judge alone (a point: it scores every response), "
         "the experts alone on the sample, and the judge corrected by them, each with its 95% "

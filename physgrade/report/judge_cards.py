@@ -236,7 +236,7 @@ def length_bias(sheets: build.Sheets, judge: str, reference: str,
                 lengths: pd.Series) -> LengthBias:
     """The score-share difference (judge − reference) of each response both assessed
     completely, regressed on log2 of its length in characters (empty responses left out)."""
-    both = build._paired(sheets, judge, reference, "score_pct")
+    both = build.paired(sheets, judge, reference, "score_pct")
     size = lengths.reindex(both.index).astype(float)
     keep = size.to_numpy() > 0
     chars = size.to_numpy()[keep]
@@ -268,7 +268,7 @@ def agreement(data: ScoreData, sheets: build.Sheets, judge: str, reference: str,
                         join="inner")
     final = (percent_agreement(answers.to_numpy(float)) if len(answers) else
              Estimate.unavailable(0, "no final answer scored by both"))
-    both = build._paired(sheets, judge, reference, "score_pct")
+    both = build.paired(sheets, judge, reference, "score_pct")
     return Agreement(judge, version, first_assessed, len(both), final,
                      exact_agreement(data, judge, reference),
                      mean_difference(both["judge"].to_numpy(float),
@@ -433,7 +433,7 @@ def judge_cards_section(project: Project, data: ScoreData, sheets: build.Sheets,
         mine = next(v for v in card.versions if v.judge == card.judge)
         summary.append((card.judge, card.verdict, mine.graded_by_both, mine.final_answer,
                         mine.leniency))
-        name = _unique(f"judge_card_{build._slug(card.judge)}", used)
+        name = _unique(f"judge_card_{build.slug(card.judge)}", used)
         card_tables = _card_tables(card, name)
         tables += card_tables
         if card.length.slope.value is not None:
