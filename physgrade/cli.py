@@ -1152,6 +1152,7 @@ def _print_estimation_samples(found: Sequence[EstimationSample]) -> None:
                    s.source or str(s.seed), s.created_at[:10], f"{s.size:,}",
                    f"{s.population:,}"] for s in found], counts_from=5)
 
+
 #: Which judge is corrected, by whose grades on which sample (``estimate`` and ``plan``).
 CORRECTION = (DB,
               arg("--judge", required=True, metavar="LABEL",
@@ -1250,6 +1251,7 @@ def _percent(shown: Estimate) -> str:
 
 def _number(number: int | None) -> str:
     return "–" if number is None else f"{number:,}"
+
 
 @command("check-variants", "check that every contextual variant keeps its base's numbers, units "
                           "and answer (exit 0 even when some drifted)",
