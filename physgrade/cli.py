@@ -908,6 +908,8 @@ def _next_sample_name(project: Project) -> str:
                   "random one, printed)"),
          arg("--filter", action="append", metavar="FIELD=VALUE[,VALUE]",
              help="assign only some responses (repeatable): model, topic, kind, bloom"),
+         arg("--sample", metavar="NAME",
+             help="assign only the responses of this estimation sample (see estimate-sample)"),
          arg("--dry-run", action="store_true", help="show the plan; write nothing"))
 def cmd_assign(args: argparse.Namespace) -> None:
     from physgrade.report.options import ReportFilter
@@ -917,7 +919,8 @@ def cmd_assign(args: argparse.Namespace) -> None:
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
     with Project.open(args.db) as project:
         planned = assign.plan(project, graders, args.overlap, per_grader=args.per_grader,
-                              seed=seed, report_filter=ReportFilter.parse(args.filter or []))
+                              seed=seed, report_filter=ReportFilter.parse(args.filter or []),
+                              sample=args.sample)
         if not args.dry_run:
             assign.apply(project, planned)
     print(f"{'would assign' if args.dry_run else 'assigned'} (seed {seed}): {planned.text()}")

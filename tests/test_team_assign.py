@@ -227,3 +227,29 @@ def test_the_queue_knows_my_assignment_and_starts_me_on_it(study: Project) -> No
     # Once they have moved, their own choice stands.
     save_position(study, "ana", Position("r-0001", QueueFilter()))
     assert load_position(study, "ana") == Position("r-0001", QueueFilter())
+
+
+def test_an_estimation_sample_can_be_assigned_alone(study: Project, demo: Path,
+                                                    capsys) -> None:
+    from physgrade.demo import DEMO_SAMPLE
+    from physgrade.estimation import sample
+
+    drawn = set(sample.inclusion(study, sample.find(study, DEMO_SAMPLE)))
+    made = plan(study, TEAM, 0.2, seed=4, sample=DEMO_SAMPLE,
+                report_filter=ReportFilter(models=frozenset({"orbit-7b"})))
+    orbit = {r for (r,) in study.conn.execute("SELECT id FROM responses WHERE model = ?",
+                                               ("orbit-7b",))}
+    assert set(graders_of(made)) == drawn & orbit != set()
+    made = plan(study, TEAM, 0.2, seed=4, sample=DEMO_SAMPLE)
+    assert set(graders_of(made)) == drawn and made.sample == DEMO_SAMPLE
+    apply(study, made)
+    (kept,) = study.conn.execute("SELECT filter FROM assignment_runs").fetchone()
+    assert json.loads(kept) == {"sample": DEMO_SAMPLE}
+    with pytest.raises(ProjectError, match="every response the filter matches is already"):
+        plan(study, TEAM, 0.2, sample=DEMO_SAMPLE)
+    with pytest.raises(ProjectError, match="no estimation sample 'nope'"):
+        plan(study, TEAM, 0.2, sample="nope")
+
+    assert main(["assign", str(demo), "--graders", "dan", "--overlap", "0", "--seed", "1",
+                 "--sample", DEMO_SAMPLE]) == 1  # all of it is assigned already
+    assert "already assigned" in capsys.readouterr().err

@@ -24,6 +24,7 @@ from physgrade.team import assign, merge, packs  # noqa: E402
 from physgrade_ui import grader  # noqa: E402
 from physgrade_ui.main_window import MainWindow  # noqa: E402
 from physgrade_ui.team import AssignDialog, ConflictsDialog, PacksDialog  # noqa: E402
+from physgrade.demo import DEMO_SAMPLE  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("app_settings")
 
@@ -85,6 +86,7 @@ def test_the_preview_is_the_plan_and_assign_stores_it(window: MainWindow, demo: 
         expected = assign.plan(project, GRADERS, 0.2, seed=SEED)
         only_orbit = assign.plan(project, GRADERS, 0.2, seed=SEED,
                                  report_filter=ReportFilter(models=frozenset({"orbit-7b"})))
+        only_sample = assign.plan(project, GRADERS, 0.2, seed=SEED, sample=DEMO_SAMPLE)
     assert dialog.summary.text() == expected.text()
     assert column(dialog.per_grader_table, "New") == {
         name: str(count) for name, count in expected.counts().items()}
@@ -103,6 +105,15 @@ def test_the_preview_is_the_plan_and_assign_stores_it(window: MainWindow, demo: 
     assert column(dialog.per_grader_table, "New") == {
         name: str(count) for name, count in only_orbit.counts().items()}
     models.item(models.values().index("orbit-7b")).setCheckState(Qt.CheckState.Unchecked)
+    planned(qtbot, dialog)
+    # The demo's estimation sample alone (Alt+L reaches the choice).
+    assert dialog.sample.isVisible() and dialog.sample.currentText() == "Any response"
+    qtbot.keyClick(dialog, Qt.Key.Key_L, Qt.KeyboardModifier.AltModifier)
+    qtbot.waitUntil(dialog.sample.hasFocus, timeout=WAIT_MS)
+    dialog.sample.setCurrentIndex(dialog.sample.findData(DEMO_SAMPLE))
+    planned(qtbot, dialog)
+    assert dialog.summary.text() == only_sample.text()
+    dialog.sample.setCurrentIndex(0)
     planned(qtbot, dialog)
 
     press(qtbot, dialog, Qt.Key.Key_Return)  # Assign is the default button

@@ -23,7 +23,7 @@ from typing import Any, Callable, TypeVar
 
 from PySide6.QtCore import QModelIndex, Qt, QTimer
 from PySide6.QtGui import QShowEvent
-from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QCompleter, QDialog,
+from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QCompleter, QDialog,
                                QDialogButtonBox, QFileDialog, QFormLayout, QGridLayout,
                                QHBoxLayout, QHeaderView, QLabel, QLineEdit, QListWidget,
                                QListWidgetItem, QPushButton, QSizePolicy, QSpinBox, QTableWidget,
@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QCompleter, QDialog
 from shiboken6 import isValid
 
 from physgrade.changes import Changes, Kind
+from physgrade.estimation.sample import samples
 from physgrade.grading import graders as known_graders
 from physgrade.project import Project, ProjectError
 from physgrade.report.options import ReportFilter, report_choices
@@ -50,6 +51,8 @@ PREVIEW_DELAY_MS = 250
 DEFAULT_OVERLAP_PERCENT = 20
 MAX_PER_GRADER = 1_000_000
 PACK_FILTER = "Grader packs (*.physgrade);;All files (*)"
+#: The Assign dialog's choice of no estimation sample.
+ANY_RESPONSE = "Any response"
 #: The facets an assignment is narrowed and previewed by: the plan's facet, the ReportFilter
 #: field, the title of its list and of its tab in the preview (with their Alt keys).
 FACETS = (("model", "models", "Mo&dels", "By &model"),
@@ -88,6 +91,8 @@ class AssignRequest:
     seed: int
     #: ReportFilter field -> the values ticked (none: all)
     chosen: tuple[tuple[str, frozenset[str]], ...]
+    #: the estimation sample the responses are taken from (None: any response)
+    sample: str | None = None
 
     def report_filter(self) -> ReportFilter:
         return ReportFilter(**dict(self.chosen))
@@ -105,7 +110,7 @@ class Preview:
 def preview(request: AssignRequest, project: Project, task: Task) -> Preview:
     plan = assign.plan(project, request.graders, request.overlap,
                        per_grader=request.per_grader, seed=request.seed,
-                       report_filter=request.report_filter(), task=task)
+                       report_filter=request.report_filter(), sample=request.sample, task=task)
     return Preview(request, plan, {name: len(assign.assigned(project, name))
                                    for name in plan.graders})
 
@@ -219,6 +224,7 @@ class AssignDialog(QDialog):
         assert project is not None
         known = known_graders(project)
         choices = report_choices(project)
+        estimation_samples = [stored.name for stored in samples(project)]
 
         self.graders = QLineEdit(", ".join(assign.assignees(project) or known), self)
         self.graders.setPlaceholderText("Alice, Bob, Carol")
@@ -245,6 +251,12 @@ class AssignDialog(QDialog):
         #: ReportFilter field -> the list of its values to tick
         self.filters = {field: CheckList(getattr(choices, field), False, self)
                         for _facet, field, _list, _tab in FACETS}
+        self.sample = QComboBox(self)
+        self.sample.addItem(ANY_RESPONSE, None)
+        for name in estimation_samples:
+            self.sample.addItem(name, name)
+        self.sample.setToolTip("Only the responses of an estimation sample: experts grade it "
+                               "so that its grades correct a judge's scores")
 
         form = QFormLayout()
         form.setHorizontalSpacing(14)
@@ -269,6 +281,14 @@ class AssignDialog(QDialog):
         inputs.setSpacing(10)
         inputs.addLayout(form)
         inputs.addWidget(section("Responses", self))
+        if estimation_samples:  # most projects have none: the dialog stays as it was
+            only = QHBoxLayout()
+            only.setSpacing(10)
+            only.addWidget(self._buddy("Estimation samp&le", self.sample))
+            only.addWidget(self.sample, 1)
+            inputs.addLayout(only)
+        else:
+            self.sample.hide()
         inputs.addLayout(lists, 1)
 
         self.summary = label("", None, self)
@@ -322,6 +342,7 @@ class AssignDialog(QDialog):
             spin.valueChanged.connect(self.schedule_preview)
         for check_list in self.filters.values():
             check_list.itemChanged.connect(self.schedule_preview)
+        self.sample.currentIndexChanged.connect(self.schedule_preview)
         ops.project_changed.connect(self.reject)  # the inputs were the closed project's
         self.graders.setFocus()
         self.update_preview()
@@ -337,7 +358,8 @@ class AssignDialog(QDialog):
         return AssignRequest(names(self.graders.text()), self.overlap.value() / 100,
                              self.per_grader.value() or None, self.seed.value(),
                              tuple((field, check_list.chosen())
-                                   for field, check_list in self.filters.items()))
+                                   for field, check_list in self.filters.items()),
+                             self.sample.currentData())
 
     def planned(self) -> bool:
         """True when the preview on show is the plan of what the form asks for now."""

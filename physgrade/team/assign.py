@@ -20,6 +20,7 @@ from fractions import Fraction
 from typing import Mapping, Sequence
 
 from physgrade.changes import Changes, Kind
+from physgrade.estimation import sample as estimation_sample
 from physgrade.project import Project, ProjectError, now_iso
 from physgrade.queue import NO_VALUE
 from physgrade.report.options import FILTER_FIELDS, ReportFilter
@@ -52,6 +53,8 @@ class AssignmentPlan:
     #: response id -> (model, topic) of every response in ``rows``, for the counts by facet
     strata: Mapping[str, tuple[str, str]] = field(default_factory=dict, compare=False,
                                                   repr=False)
+    #: The estimation sample the responses were taken from, if the plan was narrowed to one.
+    sample: str | None = None
 
     def responses(self) -> int:
         """Distinct responses newly assigned."""
@@ -95,14 +98,17 @@ class AssignmentPlan:
 
 def plan(project: Project, graders: Sequence[str], overlap: float, *,
          per_grader: int | None = None, seed: int = 0,
-         report_filter: ReportFilter = ReportFilter(), task: Task | None = None) -> AssignmentPlan:
-    """The assignments of the responses ``report_filter`` matches that nobody has yet: all of
-    them, or with ``per_grader`` as many as gives each grader about that many new rows;
+         report_filter: ReportFilter = ReportFilter(), sample: str | None = None,
+         task: Task | None = None) -> AssignmentPlan:
+    """The assignments of the responses ``report_filter`` matches (and, if named, the
+    estimation ``sample`` holds: experts grade it to correct a judge) that nobody has yet: all
+    of them, or with ``per_grader`` as many as gives each grader about that many new rows;
     ``overlap`` of them to two graders. Reads only; refuses what cannot be planned."""
     names = _check(project, graders, overlap, per_grader, report_filter)
+    sample_id = None if sample is None else estimation_sample.find(project, sample).id
     task = task or Task()
     task.report(0, None, "reading the responses not yet assigned")
-    pool = _pool(project, report_filter)
+    pool = _pool(project, report_filter, sample_id)
     order = _stratified(pool, random.Random(seed))
     task.check()
     share = Fraction(overlap).limit_denominator(10_000)
@@ -111,7 +117,7 @@ def plan(project: Project, graders: Sequence[str], overlap: float, *,
     loads = _existing_loads(project, names)
     rows = _deal(order, pool, names, share, loads, per_grader)
     return AssignmentPlan(names, float(overlap), per_grader, seed, report_filter, tuple(rows),
-                          {response: pool[response] for response, _ in rows})
+                          {response: pool[response] for response, _ in rows}, sample)
 
 
 def _check(project: Project, graders: Sequence[str], overlap: float, per_grader: int | None,
@@ -149,10 +155,16 @@ def _check(project: Project, graders: Sequence[str], overlap: float, per_grader:
     return names
 
 
-def _pool(project: Project, report_filter: ReportFilter) -> dict[str, tuple[str, str]]:
-    """Response id -> (model, topic) of the responses the filter matches that nobody is
-    assigned; refuses an empty pool, saying why it is empty."""
-    where, params = report_filter.where(FILTER_COLUMNS)
+def _pool(project: Project, report_filter: ReportFilter,
+          sample_id: int | None) -> dict[str, tuple[str, str]]:
+    """Response id -> (model, topic) of the responses the filter (and the estimation sample, if
+    any) matches that nobody is assigned; refuses an empty pool, saying why it is empty."""
+    where, values = report_filter.where(FILTER_COLUMNS)
+    params: list[object] = list(values)
+    if sample_id is not None:
+        where += (" AND r.id IN (SELECT response_id FROM estimation_sample_items "
+                  "WHERE sample_id = ?)")
+        params.append(sample_id)
     matched = ("FROM responses r JOIN questions q ON q.id = r.question_id "
                f"WHERE {where}")
     pool = {response: (model, topic or NO_VALUE) for response, model, topic in project.conn.execute(
@@ -163,7 +175,7 @@ def _pool(project: Project, report_filter: ReportFilter) -> dict[str, tuple[str,
     if project.conn.execute(f"SELECT EXISTS (SELECT 1 {matched})", params).fetchone()[0]:
         raise ProjectError("every response the filter matches is already assigned: nothing "
                            "to add")
-    raise ProjectError("no response matches the filter" if report_filter.describe()
+    raise ProjectError("no response matches the filter" if report_filter.describe() or sample_id
                        else "the project has no responses to assign")
 
 
@@ -287,12 +299,18 @@ def apply(project: Project, plan: AssignmentPlan) -> Changes:
             "INSERT INTO assignment_runs (graders, overlap, per_grader, seed, filter, made_at, "
             "added) VALUES (?, ?, ?, ?, ?, ?, ?)",
             (json.dumps(list(plan.graders)), plan.overlap, plan.per_grader, plan.seed,
-             json.dumps(plan.filter.describe()) if plan.filter.describe() else None,
+             json.dumps(narrowed) if (narrowed := _narrowed_by(plan)) else None,
              now_iso(), len(plan.rows))).lastrowid
         conn.executemany("INSERT INTO assignments (grader_id, response_id, run_id) "
                          "VALUES (?, ?, ?)",
                          [(ids[grader], response, run) for response, grader in plan.rows])
     return changes
+
+
+def _narrowed_by(plan: AssignmentPlan) -> dict[str, object]:
+    """What a run's responses were narrowed by, as its record keeps it: the filter's facets and
+    the estimation sample."""
+    return plan.filter.describe() | ({"sample": plan.sample} if plan.sample else {})
 
 
 # -- reading -------------------------------------------------------------------------------------
