@@ -11,6 +11,7 @@ consensus.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -35,8 +36,9 @@ class ScoreData:
     consensus), response_id, rubric, criterion and value (NaN for N/A). ``adjudicated``: how
     many of the consensus values are an adjudicator's decisions.
 
-    A report slices the scores by criterion and by rater many times over; both slicings are
-    made once, on first use (a real project holds over a million scores).
+    A report slices the scores by criterion and by rater many times over; both slicings, and
+    each rater's :func:`sheet`, are made once, on first use (a real project holds over a million
+    scores).
     """
 
     responses: pd.DataFrame
@@ -44,6 +46,9 @@ class ScoreData:
     judges: list[str]
     graders: list[str]
     adjudicated: int = 0
+    #: rater -> :func:`sheet`, filled as sections ask for them
+    _sheets: dict[str, pd.DataFrame] = dataclasses.field(default_factory=dict, init=False,
+                                                         repr=False, compare=False)
 
     def raters(self) -> list[str]:
         """The judges, the people, and the consensus if there is one, in report order."""
@@ -185,15 +190,22 @@ def final_correct(data: ScoreData, rater: str) -> pd.Series:
 
 
 def sheet(data: ScoreData, rater: str) -> pd.DataFrame:
-    """One rater's complete assessments: a row per response the rater scored on every
-    criterion of its rubric (N/A counts as scored), with the response's attributes, the
-    ``rubric``, a column per criterion of :data:`SHEET_CRITERIA` (NaN where the rubric has no
-    such criterion or for N/A), and the study's measures:
+    """One rater's complete assessments, made once per ``data`` (not to be changed in place):
+    a row per response the rater scored on every criterion of its rubric (N/A counts as
+    scored), with the response's attributes, the ``rubric``, a column per criterion of
+    :data:`SHEET_CRITERIA` (NaN where the rubric has no such criterion or for N/A), and the
+    study's measures:
 
     ``score`` and ``possible`` points (an N/A criterion leaves the maximum), ``score_pct``
     (0..1), ``final_correct`` (ANS at its maximum) and ``fully_correct`` (every scored
     criterion at its maximum).
     """
+    if rater not in data._sheets:
+        data._sheets[rater] = _sheet(data, rater)
+    return data._sheets[rater]
+
+
+def _sheet(data: ScoreData, rater: str) -> pd.DataFrame:
     mine = data.by_rater.get(rater, data.scores.iloc[:0])
     parts = []
     for rubric in GRADED_RUBRICS:

@@ -215,9 +215,6 @@ def test_the_ids_are_written_one_per_line_and_read_back(study: Project, tmp_path
     with pytest.raises(ProjectError, match="already exists"):
         sample.write_ids(study, again, out)
     assert out.read_text(encoding="utf-8").splitlines() == lines  # untouched
-    out.write_text("old\n", encoding="utf-8")
-    assert sample.write_ids(study, drawn, out, overwrite=True) == 12
-    assert out.read_text(encoding="utf-8").splitlines() == lines
     assert [p.name for p in folder.iterdir()] == ["main.jsonl"]  # nothing left aside
 
 

@@ -11,7 +11,6 @@ from conftest import question, response, write_jsonl
 from physgrade import score_tables, scores
 from physgrade.importer import import_file
 from physgrade.project import Project
-from physgrade.report.build import Sheets
 from physgrade.report.judge_cards import (CAUTION, LENGTH_SLOPE_CAUTION, MIN_GRADED_BY_BOTH,
                                           REVIEW, TRUSTWORTHY, Agreement, JudgeCard, LengthBias,
                                           StageLeniency, findings, judge_cards,
@@ -121,7 +120,7 @@ def known(tmp_path_factory: pytest.TempPathFactory) -> Project:
 @pytest.fixture(scope="module")
 def cards(known: Project) -> dict[str, JudgeCard]:
     data = score_tables.load(known)
-    return {card.judge: card for card in judge_cards(known, data, Sheets(data))}
+    return {card.judge: card for card in judge_cards(known, data)}
 
 
 def stage(card: JudgeCard, name: str) -> StageLeniency:
@@ -262,18 +261,18 @@ def test_a_stage_counts_only_where_scored_whole(loaded: Project) -> None:
 
 def test_no_section_without_a_judge_or_an_expert(known: Project, loaded: Project) -> None:
     empty = score_tables.load(loaded)
-    assert judge_cards_section(loaded, empty, Sheets(empty), 7, Task()) is None
+    assert judge_cards_section(loaded, empty, 7, Task()) is None
     no_expert = score_tables.load(known, ReportFilter(graders=frozenset({"nobody"})))
     assert not no_expert.graders and no_expert.judges
-    assert judge_cards_section(known, no_expert, Sheets(no_expert), 7, Task()) is None
+    assert judge_cards_section(known, no_expert, 7, Task()) is None
     rules_only = score_tables.load(known, ReportFilter(judges=frozenset({"rules [exact]"})))
     assert rules_only.judges == ["rules [exact]"] and rules_only.graders == [EXPERT]
-    assert judge_cards_section(known, rules_only, Sheets(rules_only), 7, Task()) is None
+    assert judge_cards_section(known, rules_only, 7, Task()) is None
 
 
 def test_the_section_reads_in_html(known: Project, tmp_path: Path) -> None:
     data = score_tables.load(known)
-    section = judge_cards_section(known, data, Sheets(data), 7, Task())
+    section = judge_cards_section(known, data, 7, Task())
     assert section is not None and section.title == "7. Judge cards"
     names = [table.name for table in section.tables]
     assert len(names) == len(set(names)) == 2 + 4 * 7  # verdicts, rules, 4 per card
@@ -299,7 +298,7 @@ def test_the_section_reads_in_html(known: Project, tmp_path: Path) -> None:
 def test_demo_cards_compare_judges_with_the_consensus(demo: Path) -> None:
     with Project.open(demo) as project:
         data = score_tables.load(project)
-        section = judge_cards_section(project, data, Sheets(data), 7, Task())
+        section = judge_cards_section(project, data, 7, Task())
     assert section is not None
     summary = section.tables[0]
     assert [row[0] for row in summary.rows] == ["arbiter-large [prefs-v1]",

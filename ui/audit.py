@@ -33,6 +33,7 @@ from physgrade.report.options import report_choices
 from physgrade.validation import reviews, sampling, session
 from physgrade.validation.sampling import Sample
 from physgrade.validation.session import ReviewItem, VerdictView
+from physgrade.wording import sentence
 from physgrade_ui import reading, style, transfer
 from physgrade_ui.operations import Operations, Write
 from physgrade_ui.pages import Section
@@ -108,8 +109,7 @@ class SampleDraw:
             self.sample = sampling.draw(project, self.name, self.judges, self.per_stratum,
                                         self.seed, self.strata)
         except ValueError as exc:
-            message = str(exc)
-            self.refusal = message[:1].upper() + message[1:] + "."
+            self.refusal = sentence(str(exc))
             return NOTHING
         self.refusal = None
         return self.sample.changes

@@ -23,6 +23,7 @@ from physgrade.estimation import sample
 from physgrade.estimation.sample import EstimationSample
 from physgrade.project import Project
 from physgrade.tasks import Task
+from physgrade.wording import sentence
 from physgrade_ui import transfer
 from physgrade_ui.operations import Operations
 from physgrade_ui.widgets import SeedField, label, restyle
@@ -60,11 +61,6 @@ class EstimationDraw:
             return NOTHING
         self.refusal = None
         return self.sample.changes
-
-
-def sentence(text: str) -> str:
-    """A core message ("the size must…") as a sentence of its own."""
-    return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
 
 
 def preview(sizes: dict[str, int], size: int, facets: Facets) -> tuple[str, bool]:

@@ -18,13 +18,13 @@ again. Three kinds:
 from __future__ import annotations
 
 import json
-import os
 import random
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
 
 from physgrade.changes import NOTHING, Changes, Kind
+from physgrade.files import write_whole
 from physgrade.formats import FormatError, id_field, read_file
 from physgrade.project import Project, ProjectError, now_iso
 from physgrade.strata import ALL, checked, responses_by_stratum
@@ -172,26 +172,12 @@ def by_stratum(project: Project, sample: EstimationSample) -> list[Stratum]:
                 (sample.id,))]
 
 
-def write_ids(project: Project, sample: EstimationSample, path: str | Path, *,
-              overwrite: bool = False) -> int:
-    """Write the sample's response ids, ``{"response_id": ...}`` per line in id order, to
-    ``path``; returns how many. The file appears only when complete (written aside, then
-    renamed), and an existing file is refused unless ``overwrite``: ids files are handed to
-    other people and tools, and one is not to be lost to a slip of the name."""
-    path = Path(path)
-    if not overwrite and path.exists():
-        raise ProjectError(f"{path} already exists; choose another file name")
+def write_ids(project: Project, sample: EstimationSample, path: str | Path) -> int:
+    """Write the sample's response ids, ``{"response_id": ...}`` per line in id order, to a new
+    file at ``path`` (whole or not at all; an existing file is refused); returns how many."""
     ids = list(inclusion(project, sample))
-    partial = path.with_name(f".{path.name}.partial")
-    try:
-        with partial.open("w", encoding="utf-8") as out:
-            out.writelines(json.dumps({ID_FIELD: rid}, ensure_ascii=False) + "\n"
-                           for rid in ids)
-        if not overwrite and path.exists():  # made meanwhile: os.replace would write over it
-            raise ProjectError(f"{path} appeared while the ids were written; nothing written")
-        os.replace(partial, path)
-    finally:
-        partial.unlink(missing_ok=True)
+    write_whole(Path(path), lambda out: out.writelines(
+        json.dumps({ID_FIELD: rid}, ensure_ascii=False) + "\n" for rid in ids), new=True)
     return len(ids)
 
 

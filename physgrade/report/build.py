@@ -167,30 +167,18 @@ def slug(text: str) -> str:
 # -- 2. total score and 3. final answer -----------------------------------------------------------
 
 
-class Sheets:
-    """Each rater's sheet, computed once per report."""
-
-    def __init__(self, data: ScoreData) -> None:
-        self._data = data
-        self._sheets: dict[str, pd.DataFrame] = {}
-
-    def __getitem__(self, rater: str) -> pd.DataFrame:
-        if rater not in self._sheets:
-            self._sheets[rater] = score_tables.sheet(self._data, rater)
-        return self._sheets[rater]
-
-
-def paired(sheets: Sheets, judge: str, reference: str, column: str) -> pd.DataFrame:
+def paired(data: ScoreData, judge: str, reference: str, column: str) -> pd.DataFrame:
     """``column`` of the responses both raters assessed completely, as reference / judge."""
-    return pd.concat({"reference": sheets[reference][column], "judge": sheets[judge][column]},
+    return pd.concat({"reference": score_tables.sheet(data, reference)[column],
+                      "judge": score_tables.sheet(data, judge)[column]},
                      axis=1, join="inner").dropna()
 
 
-def total_section(data: ScoreData, sheets: Sheets) -> Section:
+def total_section(data: ScoreData) -> Section:
     rows: list[tuple[Cell, ...]] = []
     panels: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for judge, reference in _pairs(data):
-        both = paired(sheets, judge, reference, "score_pct")
+        both = paired(data, judge, reference, "score_pct")
         human, machine = both["reference"].to_numpy(float), both["judge"].to_numpy(float)
         leaning = bias(human, machine)
         signs = sign_test(human, machine)
@@ -470,12 +458,11 @@ def build_report(project: Project, options: ReportOptions = ReportOptions(),
     if rater is not None and rater not in data.raters():
         raise ValueError(f"no grades by {rater!r} in this report; choose one of "
                          f"{', '.join(data.raters()) or '(none: nobody has scored anything)'}")
-    sheets = Sheets(data)
     # Each step makes its section given the number it will have (the sections before it that
     # exist, plus one); a step with nothing to show for this project gives None.
     steps: list[tuple[str, Callable[[int], Section | None]]] = [
         ("comparing criteria", lambda _: criterion_section(data, options, task)),
-        ("comparing totals", lambda _: total_section(data, sheets)),
+        ("comparing totals", lambda _: total_section(data)),
         ("comparing final answers", lambda _: final_answer_section(data)),
         ("comparing graders", lambda _: experts_section(data, options))]
     if audit.has_reviews(project):
@@ -487,11 +474,11 @@ def build_report(project: Project, options: ReportOptions = ReportOptions(),
     steps += [("correcting judge scores by expert grades", lambda number:
                corrected.corrected_section(project, data, options, number, task)),
               ("making the judge cards", lambda number:
-               judge_cards.judge_cards_section(project, data, sheets, number, task))]
+               judge_cards.judge_cards_section(project, data, number, task))]
     if rater is not None:
         # The study's analyses stay last (the app's Reports page says so).
         steps.append(("computing the study's analyses", lambda number: analyses_section(
-            sheets[rater], rater, number)))
+            score_tables.sheet(data, rater), rater, number)))
     sections: list[Section] = []
     for done, (stage, make) in enumerate(steps):
         task.report(done, len(steps), stage)

@@ -21,6 +21,7 @@ from physgrade.score_tables import ScoreData
 from physgrade.scores import LLM
 from physgrade.stats.estimate import Estimate
 from physgrade.tasks import Task
+from physgrade.wording import sentence
 
 TITLE = "Model scores corrected by expert grades"
 #: The forest plot's series, in the order of its legend (judge alone, experts alone, corrected).
@@ -111,7 +112,7 @@ def _judge_tables(result: Estimates) -> tuple[list[Table], Figure]:
         f"{result.reference} and scored by the judge (the experts alone and the corrected "
         "estimate use the same); judge-only: the other responses the judge scored; effective "
         "n: how many expert grades alone would give as narrow an interval. "
-        + _sentences(result.notes), _SHARES)
+        + " ".join(map(sentence, result.notes)), _SHARES)
     differences = Table(
         f"corrected_differences_{name}", f"{result.judge}: corrected differences between "
         "models" + caveat, ("Measure", "Model", "Other model", "Difference"),
@@ -142,8 +143,3 @@ def _forest(result: Estimates, table: str, caveat: str) -> Figure:
 def _interval(estimate: Estimate) -> plots.Interval:
     low, high = estimate.ci95 or (None, None)
     return estimate.value, low, high
-
-
-def _sentences(notes: tuple[str, ...]) -> str:
-    """Notes (clauses, lower case) as sentences."""
-    return " ".join(f"{note[0].upper()}{note[1:]}." for note in notes)

@@ -145,7 +145,9 @@ class Agreement:
 
     judge: str
     version: str
-    first_assessed: str    # ISO time of the judge's first assessment in the project
+    #: ISO time of the judge's first assessment in the project (None: scores without one, as
+    #: a bare scores import leaves them)
+    first_assessed: str | None
     graded_by_both: int    # responses both assessed completely
     final_answer: Estimate
     exact: Estimate        # share of criteria given the same value, averaged over responses
@@ -201,8 +203,9 @@ def stage_shares(data: ScoreData, rater: str, rubric: Rubric) -> pd.DataFrame:
     keys = list(rubric.keys)
     values = rows.pivot(index="response_id", columns="criterion", values="value")
     values = values.reindex(columns=keys)
-    scored = pd.crosstab(rows["response_id"], rows["criterion"]).reindex(
-        index=values.index, columns=keys, fill_value=0) > 0
+    # A row is a score given, N/A (NaN) included: a pivot of a constant marks each one.
+    scored = rows.assign(given=1.0).pivot(index="response_id", columns="criterion",
+                                          values="given").reindex(columns=keys).notna()
     shares = {}
     for stage in rubric.stages:
         criteria = [c for c in rubric.criteria if c.stage == stage]
@@ -232,11 +235,11 @@ def stage_leniency(data: ScoreData, judge: str, reference: str) -> list[StageLen
     return found
 
 
-def length_bias(sheets: build.Sheets, judge: str, reference: str,
+def length_bias(data: ScoreData, judge: str, reference: str,
                 lengths: pd.Series) -> LengthBias:
     """The score-share difference (judge − reference) of each response both assessed
     completely, regressed on log2 of its length in characters (empty responses left out)."""
-    both = build.paired(sheets, judge, reference, "score_pct")
+    both = build.paired(data, judge, reference, "score_pct")
     size = lengths.reindex(both.index).astype(float)
     keep = size.to_numpy() > 0
     chars = size.to_numpy()[keep]
@@ -260,15 +263,15 @@ def length_bias(sheets: build.Sheets, judge: str, reference: str,
     return LengthBias(slope, intercept, spearman(doublings, difference), chars, difference)
 
 
-def agreement(data: ScoreData, sheets: build.Sheets, judge: str, reference: str, version: str,
-              first_assessed: str) -> Agreement:
+def agreement(data: ScoreData, judge: str, reference: str, version: str,
+              first_assessed: str | None) -> Agreement:
     """The judge's overall agreement with the reference."""
     answers = pd.concat({"reference": score_tables.final_correct(data, reference),
                          "judge": score_tables.final_correct(data, judge)}, axis=1,
                         join="inner")
     final = (percent_agreement(answers.to_numpy(float)) if len(answers) else
              Estimate.unavailable(0, "no final answer scored by both"))
-    both = build.paired(sheets, judge, reference, "score_pct")
+    both = build.paired(data, judge, reference, "score_pct")
     return Agreement(judge, version, first_assessed, len(both), final,
                      exact_agreement(data, judge, reference),
                      mean_difference(both["judge"].to_numpy(float),
@@ -377,8 +380,7 @@ def _length(slope: Estimate, reference: str) -> Finding:
 # -- the section -----------------------------------------------------------------------------------
 
 
-def judge_cards(project: Project, data: ScoreData, sheets: build.Sheets,
-                task: Task | None = None) -> list[JudgeCard]:
+def judge_cards(project: Project, data: ScoreData, task: Task | None = None) -> list[JudgeCard]:
     """A card per language-model judge of the report, against the report's main reference
     (none without a reference)."""
     task = task or Task()
@@ -386,7 +388,8 @@ def judge_cards(project: Project, data: ScoreData, sheets: build.Sheets,
     made = {rater_label(name, version): (name, version, first) for name, version, first in
             project.conn.execute(
                 "SELECT r.name, r.prompt_version, MIN(a.assessed_at) FROM raters r "
-                f"JOIN assessments a ON a.rater_id = r.id WHERE {is_kind(LLM)} GROUP BY r.id")}
+                f"LEFT JOIN assessments a ON a.rater_id = r.id WHERE {is_kind(LLM)} "
+                "GROUP BY r.id")}
     judges = [judge for judge in data.judges if judge in made]
     if reference is None or not judges:
         return []
@@ -395,26 +398,25 @@ def judge_cards(project: Project, data: ScoreData, sheets: build.Sheets,
     agreements = {}
     for done, judge in enumerate(judges):
         task.report(done, 2 * len(judges), f"agreement of {judge}")
-        agreements[judge] = agreement(data, sheets, judge, reference, made[judge][1],
+        agreements[judge] = agreement(data, judge, reference, made[judge][1],
                                       made[judge][2])
     cards = []
     for done, judge in enumerate(judges, start=len(judges)):
         task.report(done, 2 * len(judges), f"judge card for {judge}")
         versions = sorted((agreements[other] for other in judges
                            if made[other][0] == made[judge][0]),
-                          key=lambda a: (a.first_assessed, a.version))
+                          key=lambda a: (a.first_assessed or "", a.version))
         stages = stage_leniency(data, judge, reference)
-        length = length_bias(sheets, judge, reference, lengths)
+        length = length_bias(data, judge, reference, lengths)
         cards.append(JudgeCard(judge, reference, stages, length, versions,
                                findings(agreements[judge], stages, length, reference)))
     return cards
 
 
-def judge_cards_section(project: Project, data: ScoreData, sheets: build.Sheets, number: int,
-                        task: Task) -> Section | None:
+def judge_cards_section(project: Project, data: ScoreData, number: int, task: Task) -> Section | None:
     """The section "Judge cards" (None when the report has no language-model judge or no
     experts' reference)."""
-    cards = judge_cards(project, data, sheets, task)
+    cards = judge_cards(project, data, task)
     if not cards:
         return None
     reference = cards[0].reference
@@ -496,7 +498,7 @@ def _card_tables(card: JudgeCard, name: str) -> list[Table]:
         f"{name}_versions", f"{judge}: agreement per prompt version",
         ("Version", "First used", "Graded by both", "Final-answer agreement",
          "Exact agreement", "Judge − reference"),
-        [(v.version or "(none)", v.first_assessed[:16].replace("T", " "), v.graded_by_both,
+        [(v.version or "(none)", (v.first_assessed or "—")[:16].replace("T", " "), v.graded_by_both,
           v.final_answer, v.exact, v.leniency) for v in card.versions],
         "Every prompt version of this judge's name in the report, oldest first. Exact "
         "agreement: the share of criteria both gave the same value, averaged over responses. "

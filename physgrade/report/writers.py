@@ -10,10 +10,10 @@ import base64
 import csv
 import html
 import json
-import os
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from physgrade.files import write_whole
 from physgrade.report.model import Figure, Report, Table
 from physgrade.stats.estimate import Estimate
 from physgrade.tasks import Task
@@ -75,18 +75,6 @@ def check_formats(formats: Iterable[str]) -> list[str]:
     return chosen
 
 
-def _atomic_write(path: Path, write: Callable[[Any], None]) -> Path:
-    partial = path.with_name(f".{path.name}.partial")
-    try:
-        with partial.open("w", encoding="utf-8", newline="") as stream:
-            write(stream)
-        os.replace(partial, path)
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
-    return path
-
-
 # -- JSON ---------------------------------------------------------------------------------------
 
 
@@ -100,7 +88,7 @@ def report_dict(report: Report) -> dict[str, Any]:
 
 def _write_json(report: Report, out: Path) -> list[Path]:
     text = json.dumps(report_dict(report), indent=1, ensure_ascii=False, allow_nan=False)
-    return [_atomic_write(out / JSON_NAME, lambda stream: stream.write(text + "\n"))]
+    return [write_whole(out / JSON_NAME, lambda stream: stream.write(text + "\n"))]
 
 
 # -- CSV ----------------------------------------------------------------------------------------
@@ -134,7 +122,7 @@ def csv_rows(table: Table) -> list[list[Any]]:
 def _write_csv(report: Report, out: Path) -> list[Path]:
     folder = out / CSV_FOLDER
     folder.mkdir(exist_ok=True)
-    return [_atomic_write(folder / f"{table.name}.csv", _csv_writer(table))
+    return [write_whole(folder / f"{table.name}.csv", _csv_writer(table))
             for table in report.tables()]
 
 
@@ -220,4 +208,4 @@ def _setting(value: Any) -> str:
 
 def _write_html(report: Report, out: Path) -> list[Path]:
     text = report_html(report)
-    return [_atomic_write(out / HTML_NAME, lambda stream: stream.write(text))]
+    return [write_whole(out / HTML_NAME, lambda stream: stream.write(text))]
