@@ -309,3 +309,19 @@ def test_demo_cards_compare_judges_with_the_consensus(demo: Path) -> None:
         ("P-REFS", stage) for stage in PREFS.stages] + [
         ("conceptual", stage) for stage in CONCEPTUAL.stages]
     assert all(row[2] > 0 for row in stages.rows)
+
+
+def test_a_judge_whose_scores_came_without_assessments_still_has_a_card(demo: Path) -> None:
+    # Scores written directly (as a bench project or an old tool leaves them) have no
+    # assessment row, so no time of first use: the card is there, its version undated.
+    with Project.open(demo) as project:
+        with project.transaction():
+            project.conn.execute("DELETE FROM assessments WHERE rater_id = (SELECT id FROM "
+                                 "raters WHERE name = 'arbiter-mini')")
+        data = score_tables.load(project)
+        section = judge_cards_section(project, data, 7, Task())
+    assert section is not None
+    assert [row[0] for row in section.tables[0].rows] == ["arbiter-large [prefs-v1]",
+                                                          "arbiter-mini [prefs-v1]"]
+    versions = next(t for t in section.tables if t.name.endswith("mini__prefs_v1_versions"))
+    assert [row[:2] for row in versions.rows] == [("prefs-v1", "—")]
