@@ -32,6 +32,7 @@ class Kind(StrEnum):
     CONFLICTS = "conflicts"      # merge conflicts found, and how they were settled
     ADJUDICATIONS = "adjudications"  # adjudicators' final values of criteria
     ESTIMATION = "estimation"    # estimation samples (physgrade.estimation)
+    REFINEMENTS = "refinements"  # judge refinements: splits, refined prompts (physgrade.refinement)
 
 
 Ids = frozenset[str] | None

@@ -147,23 +147,25 @@ ANSWER = (arg("--rtol", type=float, default=0.02,
 WORKERS = arg("--workers", type=int, default=os.cpu_count() or 1, metavar="N",
               help="checks run at once (default: one per core)")
 
+#: How many calls go out at once, and what they cost where the price table lacks the model.
+CALLS = (arg("--concurrency", type=int, default=8, metavar="K",
+             help="calls in flight at once (default 8)"),
+         arg("--price-in", type=float, metavar="USD",
+             help="price per million input tokens, for a model the price table lacks"),
+         arg("--price-out", type=float, metavar="USD", help="price per million output tokens"))
+
 #: A judge run of ``judge`` or ``bloom-suggest``: which items, which model, how it is sent.
 JUDGE = (DB,
          arg("--model", required=True, help="the Anthropic model, e.g. claude-haiku-4-5"),
          arg("--limit", type=int, metavar="N", help="at most N calls this run"),
          arg("--filter", action="append", metavar="FIELD=VALUE[,VALUE]",
              help="narrow the run (repeatable): model, topic, kind, bloom"),
-         arg("--concurrency", type=int, default=8, metavar="K",
-             help="calls in flight at once (default 8)"),
          arg("--dry-run", action="store_true",
              help="print the number of calls, tokens and cost; send nothing"),
          arg("--batch", action="store_true",
              help="submit through the Message Batches API (half price, results within a day); "
                   "collect with judge-status"),
-         arg("--price-in", type=float, metavar="USD",
-             help="price per million input tokens, for a model the price table lacks"),
-         arg("--price-out", type=float, metavar="USD", help="price per million output tokens"),
-         *CLIENT)
+         *CALLS, *CLIENT)
 
 
 def report_arguments(facets: str) -> tuple[Arg, ...]:
@@ -459,6 +461,143 @@ def cmd_judge_status(args: argparse.Namespace) -> None:
                           "its annotations", JUDGE)
 def cmd_bloom_suggest(args: argparse.Namespace) -> None:
     _judge_run(args, "bloom", "Bloom labels")
+
+
+@command("prompts", "the prompt versions judges ran under; --show prints one whole, its "
+                    "templates and examples",
+         DB, arg("--show", metavar="VERSION",
+                 help="print one version's texts: its templates and, for a refined one, the "
+                      "examples it was given"),
+         JSON)
+def cmd_prompts(args: argparse.Namespace) -> None:
+    from physgrade.judge import versions
+
+    with Project.open(args.db) as project:
+        shown = versions.find(project, args.show) if args.show is not None else None
+        found = versions.listing(project) if shown is None else [shown]
+    if args.show is not None:
+        if shown is None:
+            raise CommandError(f"no prompt version {args.show!r} in {args.db} (its versions: "
+                               f"{', '.join(v.version for v in found) or 'none yet'})")
+        print(json.dumps(shown.as_dict(texts=True), indent=2, ensure_ascii=False) if args.json
+              else versions.text(shown))
+        return
+    if args.json:
+        print(json.dumps({"versions": [v.as_dict() for v in found]}, indent=2,
+                         ensure_ascii=False))
+        return
+    if not found:
+        print(f"no prompt versions in {args.db} yet: a judge run records the prompts it sends "
+              "(physgrade judge DB --model MODEL), and imported verdicts name theirs")
+        return
+    _print_table(["version", "purpose", "made", "from", "judges (verdicts)", "examples"],
+                 [[v.version, v.purpose or "-", v.created_at[:10] if v.created_at else "imported",
+                   v.base or "-", ", ".join(f"{name}: {n:,}" for name, n in v.judges) or "-",
+                   f"{len(v.examples):,}"] for v in found], counts_from=5)
+
+
+@command("judge-refine", "refine a judge with expert corrections as examples in its prompt, and "
+                         "measure it before and after on responses held out from them",
+         DB, arg("--judge", required=True, metavar="'NAME [VERSION]'",
+                 help="the judge to refine (a name alone if it has one prompt version)"),
+         arg("--model", required=True,
+             help="the Anthropic model that judges under the refined prompt"),
+         arg("--reference", default="consensus", metavar="consensus|GRADER",
+             help="whose grades correct the judge: the experts' consensus (default) or a grader"),
+         arg("--examples", type=int, default=4, metavar="K",
+             help="at most K corrected responses shown as examples (default 4)"),
+         arg("--holdout", type=float, default=0.5, metavar="SHARE",
+             help="the share of graded responses held out, split by question (default 0.5)"),
+         arg("--seed", type=int, default=0,
+             help="seed of the split and of the examples' order (default 0); the same settings "
+                  "reuse the stored split"),
+         arg("--criteria", metavar="KEY[,KEY]",
+             help="aim the examples at these criteria (default: every criterion, those the "
+                  "judge disagrees on most first)"),
+         arg("--dry-run", action="store_true",
+             help="print the split, the examples and what the calls cost; send and store nothing"),
+         arg("--batch", action="store_true",
+             help="submit the calls through the Message Batches API; collect with judge-status, "
+                  "then run judge-refine again for the figures"),
+         *CALLS, *CLIENT, JSON)
+def cmd_judge_refine(args: argparse.Namespace) -> None:
+    from physgrade.judge import verdicts
+    from physgrade.judge.client import connect
+    from physgrade.judge.pricing import price_for
+    from physgrade.judge.prompts import Prompts
+    from physgrade.refinement import refine
+
+    prompts = Prompts.load(args.prompts)
+    price = price_for(args.model, args.price_in, args.price_out)
+    criteria = tuple(key.strip() for key in (args.criteria or "").split(",") if key.strip())
+    settings = refine.Settings(args.judge, args.model, args.reference, args.examples,
+                               args.holdout, args.seed, criteria)
+    say = sys.stderr if args.json else sys.stdout
+    with Project.open(args.db) as project:
+        with progress_task() as task:
+            planned = refine.plan(project, settings, prompts, price, args.batch, task)
+        print(planned.text(), file=say)
+        if price is None and planned.pending:
+            print("  give --price-in and --price-out (US$ per million tokens) to price it",
+                  file=say)
+        if not planned.examples:
+            raise CommandError(f"nothing to refine: {planned.reference} never corrected "
+                               f"{planned.judge} on the calibration part")
+        if args.dry_run:
+            print("dry run: nothing was sent or stored", file=say)
+            if args.json:
+                print(json.dumps(planned.as_dict(), indent=2))
+            return
+        client = connect(args.timeout, args.max_retries) if planned.pending else None
+        if args.batch and client is not None:
+            planned, _ = refine.save(project, planned)
+            for step, used in ((planned.before, planned.before_prompts),
+                               (planned.after, planned.refined_prompts)):
+                if step.pending:
+                    _submit_batches(args.db, project, client, step, used)
+            print("once judge-status has collected them, run this command again for the "
+                  "before/after figures", file=say)
+            return
+        runs_before = {step.rater: verdicts.stored(project, step.model, step.prompt_version)
+                       for step in (planned.before, planned.after)}
+
+        def kept() -> str | None:
+            said = [_answers_kept(project, step, runs_before[step.rater])
+                    for step in (planned.before, planned.after)]
+            return "; ".join(f"{step.rater}: {part}" for step, part
+                             in zip((planned.before, planned.after), said) if part) or None
+
+        with telling_what_is_kept(kept), progress_task() as task:
+            refined = refine.run(project, client, planned, price, args.concurrency, task)
+    for summary in refined.runs:
+        print(summary.text(), file=say)
+    if refined.stopped in ("cancelled", "interrupted"):
+        raise Cancelled()
+    if refined.stopped:
+        raise CommandError(f"the refinement stopped early: {refined.stopped}; every verdict "
+                           "that arrived is stored, and running it again asks only for the rest")
+    assert refined.comparison is not None
+    if args.json:
+        print(json.dumps(refined.as_dict(), indent=2))
+    else:
+        _print_comparison(refined.comparison)
+
+
+def _print_comparison(comparison: Any) -> None:
+    """The before/after table of a refinement: shares and leniency in percent (points of 100
+    for differences), AC2 as a coefficient."""
+    from physgrade.refinement.measures import AC2
+
+    print(f"\nagreement with {comparison.reference} on {comparison.heldout:,} held-out "
+          f"responses\n  before: {comparison.before}\n  after:  {comparison.after}")
+    rows = [[row.title, row.criterion, f"{row.after.n:,}",
+             *(value.text(percent=row.measure != AC2)
+               for value in (row.before, row.after, row.difference))]
+            for row in comparison.rows]
+    _print_table(["measure", "criterion", "n", "before", "after", "after − before"], rows,
+                 counts_from=2)
+    print("  leniency: the mean score share, rater − reference (above 0: the rater gives more); "
+          "intervals are 95%")
 
 
 def _judge_run(args: argparse.Namespace, purpose: str, noun: str) -> None:
@@ -782,14 +921,7 @@ def cmd_embed(args: argparse.Namespace) -> None:
          arg("--out", metavar="FILE.csv", help="write the pairs of this audit as CSV"),
          arg("--json", action="store_true",
              help='print {"provider", "n_a", "n_b", "pairs": [...]} on stdout'),
-         MODEL,
-         arg("--concurrency", type=int, default=8, metavar="K",
-             help="judge calls in flight at once (default 8)"),
-         arg("--price-in", type=float, metavar="USD",
-             help="judge price per million input tokens, for a model the price table lacks"),
-         arg("--price-out", type=float, metavar="USD",
-             help="judge price per million output tokens"),
-         CLIENT)
+         MODEL, CALLS, CLIENT)
 def cmd_dedup(args: argparse.Namespace) -> None:
     from physgrade.dedup import pairs
     from physgrade.dedup.audit import DEFAULT_COSINE, Thresholds

@@ -44,9 +44,11 @@ class Task:
             self._progress(done, total, stage)
         self.check()
 
-    def part(self, offset: int, total: int) -> "Task":
+    def part(self, offset: int, total: int, named: str = "") -> "Task":
         """This task as seen by one part of the work: the part's progress counts on from
-        ``offset`` towards ``total``, and cancelling either cancels both."""
-        child = Task(lambda done, _total, stage: self.report(offset + done, total, stage))
+        ``offset`` towards ``total`` (its stages prefixed with ``named: `` if given), and
+        cancelling either cancels both."""
+        child = Task(lambda done, _total, stage: self.report(
+            offset + done, total, f"{named}: {stage}" if named else stage))
         child._cancel = self._cancel
         return child

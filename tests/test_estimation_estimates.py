@@ -22,10 +22,10 @@ from conftest import question, response, write_jsonl
 from physgrade.analyses import ALL_MODELS
 from physgrade.cli import build_parser, main
 from physgrade.estimation import sample as samples
-from physgrade.estimation.estimates import (MEASURES, Estimates, estimate, judge_label,
-                                            plan)
+from physgrade.estimation.estimates import MEASURES, Estimates, estimate, plan
 from physgrade.importer import import_file
 from physgrade.project import Project, ProjectError
+from physgrade.raters import judge_label
 
 MODELS = {"alpha": 0.75, "beta": 0.5, "gamma": 0.3}  # each model's share of right answers
 TOPICS = ["Mechanics"] * 90 + ["Optics"] * 30

@@ -5,12 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from conftest import question, response, write_jsonl
 from physgrade import score_tables, scores
+from physgrade.cli import main
 from physgrade.importer import import_file
+from physgrade.judge.client import connect
+from physgrade.judge.prompts import Prompts
 from physgrade.project import Project
+from physgrade.refinement import refine
 from physgrade.report.judge_cards import (CAUTION, LENGTH_SLOPE_CAUTION, MIN_GRADED_BY_BOTH,
                                           REVIEW, TRUSTWORTHY, Agreement, JudgeCard, LengthBias,
                                           StageLeniency, findings, judge_cards,
@@ -325,3 +330,77 @@ def test_a_judge_whose_scores_came_without_assessments_still_has_a_card(demo: Pa
                                                           "arbiter-mini [prefs-v1]"]
     versions = next(t for t in section.tables if t.name.endswith("mini__prefs_v1_versions"))
     assert [row[:2] for row in versions.rows] == [("prefs-v1", "—")]
+
+
+# -- refined versions ------------------------------------------------------------------------------
+
+MODEL = "claude-haiku-4-5"
+
+
+def exact_by_hand(data: score_tables.ScoreData, judge: str, reference: str,
+                  ids: set[str]) -> tuple[float, int]:
+    """Exact agreement on ``ids`` from the score rows: per response, the share of criteria both
+    scored with the same number; then the mean over responses, and how many there are."""
+    keys = ["response_id", "rubric", "criterion"]
+    both = pd.concat({side: data.by_rater[rater].set_index(keys)["value"]
+                      for side, rater in (("judge", judge), ("reference", reference))},
+                     axis=1, join="inner").dropna()
+    both = both[both.index.get_level_values("response_id").isin(ids)]
+    per_response = (both["judge"] == both["reference"]).groupby(level="response_id").mean()
+    return float(per_response.mean()), len(per_response)
+
+
+def test_a_refined_version_says_what_it_came_from_and_how_it_did_on_held_out_grades(
+        demo: Path, fake) -> None:
+    # The model judges every demo response under the bundled prompt, then is refined from its
+    # own verdicts: "before" is that version, measured on the held-out half only.
+    assert main(["judge", str(demo), "--model", MODEL]) == 0
+    with Project.open(demo) as project:
+        planned = refine.plan(project, refine.Settings(MODEL, MODEL), Prompts.load())
+        done = refine.run(project, connect(), planned, None, 4)
+        data = score_tables.load(project)
+        cards = {card.judge: card for card in judge_cards(project, data)}
+        section = judge_cards_section(project, data, 7, Task())
+    assert done.stopped is None and planned.own_verdicts
+    before, after = planned.before.rater, planned.after.rater
+    heldout = set(done.plan.split.heldout)
+    card = cards[after]
+    assert [v.judge for v in card.versions] == [before, after]
+    assert [v.judge for v in cards[before].versions] == [before, after]
+    base, refined = card.versions
+    assert base.made_from() == "—"
+    assert refined.made_from() == f"{planned.before.prompt_version} + 4 examples"
+    for version in card.versions:
+        value, n = exact_by_hand(data, version.judge, card.reference, heldout)
+        assert version.heldout.value == pytest.approx(value) and version.heldout.n == n
+    # The base judged every response the consensus covers; held out, it is measured on part.
+    assert base.heldout.n == len(heldout) < base.exact.n
+    for judge in ("arbiter-large [prefs-v1]", "arbiter-mini [prefs-v1]"):
+        untouched = cards[judge].versions[0]
+        assert untouched.made_from() == "—"
+        assert untouched.heldout.value is None
+        assert untouched.heldout.reason == "not part of a refinement"
+    table = next(t for t in section.tables if t.title == f"{after}: agreement per prompt version")
+    rows = [[table.text(i, j) for j in range(len(table.columns))] for i in range(len(table.rows))]
+    made, held = table.columns.index("Made from"), table.columns.index("Held-out exact")
+    assert [row[made] for row in rows] == ["—", f"{planned.before.prompt_version} + 4 examples"]
+    assert rows[0][held] == base.heldout.text(percent=True) != "n/a"
+    assert "held out by the latest refinement" in table.note
+    mini = next(t for t in section.tables if t.name.endswith("mini__prefs_v1_versions"))
+    assert mini.rows[0][mini.columns.index("Held-out exact")].reason == \
+        "not part of a refinement"
+
+
+def test_a_refinement_of_another_judge_is_measured_on_its_held_out_part(
+        demo: Path, fake) -> None:
+    with Project.open(demo) as project:
+        planned = refine.plan(project, refine.Settings("arbiter-mini", MODEL), Prompts.load())
+        refine.run(project, connect(), planned, None, 4)
+        data = score_tables.load(project)
+        card = next(c for c in judge_cards(project, data) if c.judge == planned.after.rater)
+    base, refined = card.versions
+    assert refined.made_from() == f"{planned.before.prompt_version} + 4 examples"
+    # Before and after judged the held-out part alone: there, both are measured whole.
+    for version in card.versions:
+        assert version.heldout == version.exact
+        assert version.heldout.n == len(planned.split.heldout)

@@ -1,8 +1,13 @@
-"""The Run judge dialog: choose a model and which responses to judge, see what it will cost,
-run it off the GUI thread, and see what it did.
+"""The dialogs that call a judge model, and the Run judge dialog: choose a model and which
+responses to judge, see what it will cost, run it off the GUI thread, and see what it did.
 
-The estimate is the core's :func:`~physgrade.judge.verdicts.plan`, made on the GUI thread with
-the window's connection (it only reads, in a few indexed queries); the run itself is
+:class:`JudgeCallsDialog` is what they share (the Refine judge dialog,
+:mod:`physgrade_ui.refine_dialog`, is the other): the API key row, the estimate card, a run
+through the operations with its progress and Cancel, the banner of a run that stopped early,
+and closing that stops a run first.
+
+Run judge's estimate is the core's :func:`~physgrade.judge.verdicts.plan`, made on the GUI
+thread with the window's connection (it only reads, in a few indexed queries); the run itself is
 :func:`run_judge` (the core's :func:`~physgrade.judge.purposes.run_plan`), a long run of the
 operations whose progress the dialog shows itself. Verdicts are stored as they arrive, so even
 a run that stops early broadcasts what it stored. An API key typed here lives in the line edit
@@ -13,6 +18,7 @@ from __future__ import annotations
 
 import os
 from functools import partial
+from typing import Any, Callable
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent
@@ -27,7 +33,7 @@ from physgrade.judge.client import connect
 from physgrade.judge.pricing import Price, dollars, known_models, price_for
 from physgrade.judge.purposes import run_plan
 from physgrade.judge.prompts import PromptError, Prompts
-from physgrade.judge.runner import DEFAULT_CONCURRENCY, Plan, RunSummary
+from physgrade.judge.runner import DEFAULT_CONCURRENCY, Estimate, Plan, RunSummary
 from physgrade.judge.scope import Scope
 from physgrade.project import Project
 from physgrade.report.options import ReportFilter, report_choices
@@ -86,6 +92,7 @@ class Facts(QFrame):
             title = label(name, "muted", self)
             value = label("", None, self)
             value.setWordWrap(True)
+            value.setTextFormat(Qt.TextFormat.PlainText)  # names and messages are data
             value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             grid.addWidget(title, row, 0, Qt.AlignmentFlag.AlignTop)
             grid.addWidget(value, row, 1)
@@ -98,28 +105,28 @@ class Facts(QFrame):
         self.values[name].setText(text or "")
 
 
-ESTIMATE_ROWS = ("Judge", "Calls to make", "Already done", "Failed before", "In batches",
-                 "Tokens", "Cost")
-SUMMARY_ROWS = ("Judge", "Stored", "Already done", "Failed", "Not answered", "Tokens", "Cost",
-                "Problems")
+class JudgeCallsDialog(QDialog):
+    """What the dialogs that call a judge model share: the settings form with its concurrency
+    and API key rows, the estimate card, a run through the operations with its progress and
+    Cancel, the banner of a run that stopped early, and closing that stops a run first.
 
+    A subclass adds its own rows to :attr:`form`, then calls :meth:`_add_run_parts` (so that
+    the keyboard meets its rows first), lays the parts out, and says in :meth:`_readiness`
+    whether Run can start; :attr:`estimate_timer` calls its ``update_estimate``."""
 
-class RunJudgeDialog(QDialog):
-    """Run an LLM judge on the responses of the open project; ``judged`` carries each run's
-    :class:`RunSummary` once it has stored what it got, so the window can say so."""
+    #: what a run is called where the user is asked to stop it
+    RUN_NAME = "judge run"
 
-    judged = Signal(object)
-
-    def __init__(self, ops: Operations, parent: QWidget | None = None,
+    def __init__(self, ops: Operations, title: str, estimate_rows: tuple[str, ...],
+                 name_rows: tuple[str, ...], parent: QWidget | None = None,
                  prompts: Prompts | None = None) -> None:
         super().__init__(parent)
         self.ops = ops
-        self.plan: Plan | None = None
-        self.summary: RunSummary | None = None
         self.worker: Worker | None = None
+        #: set as the dialog closes: a read that returns later must leave it alone
+        self.closed = False
         self._close_when_stopped = False
-        self.setWindowTitle("Run judge")
-        self.setMinimumWidth(620)
+        self.setWindowTitle(title)
         try:
             self.prompts: Prompts | None = prompts or Prompts.load()
             self._prompt_problem = ""
@@ -127,21 +134,300 @@ class RunJudgeDialog(QDialog):
             self.prompts, self._prompt_problem = None, f"The judge prompts cannot be used: {exc}"
 
         self.settings = QWidget(self)
-        form = QFormLayout(self.settings)
-        form.setContentsMargins(0, 0, 0, 0)
-        form.setHorizontalSpacing(14)
-        form.setVerticalSpacing(10)
-        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        self.form = QFormLayout(self.settings)
+        self.form.setContentsMargins(0, 0, 0, 0)
+        self.form.setHorizontalSpacing(14)
+        self.form.setVerticalSpacing(10)
+        self.form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
 
+        #: the width of the widest row name, so that cards one above the other line up
+        self.name_width = max(self.fontMetrics().horizontalAdvance(name) for name in name_rows)
+        self.estimate = Facts(estimate_rows, self, self.name_width)
+        self.estimate_note = label("", "muted", self)
+        self.estimate_note.setWordWrap(True)
+        self.progress = QProgressBar(self)
+        self.progress.setTextVisible(False)
+        self.progress_text = label("", "muted", self)
+        self.progress_row = QHBoxLayout()
+        self.progress_row.setSpacing(10)
+        self.progress_row.addWidget(self.progress, 1)
+        self.progress_row.addWidget(self.progress_text)
+        self.stopped = label("", None, self)
+        self.stopped.setWordWrap(True)
+        self.stopped.setTextFormat(Qt.TextFormat.PlainText)  # the API's message, as it came
+        self.stopped.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.error = label("", "error", self)
+        self.error.setWordWrap(True)
+        self.error.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+        self.estimate_timer = QTimer(self)
+        self.estimate_timer.setSingleShot(True)
+        self.estimate_timer.setInterval(ESTIMATE_DELAY_MS)
+        self.estimate_timer.timeout.connect(self.update_estimate)
+
+    def _model_combo(self, model: str) -> QComboBox:
+        """The model that judges: the priced models offered, any other name typed."""
         self.model = QComboBox(self.settings)
         self.model.setEditable(True)
         self.model.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
         self.model.addItems(known_models())
-        self.model.setCurrentText(DEFAULT_MODEL)
+        self.model.setCurrentText(model)
         self.model.setToolTip("The model that judges: one of the priced models, or any other "
                               "model name the API accepts")
         self.model.lineEdit().setPlaceholderText("model name")
-        form.addRow(self._buddy("&Judge model", self.model), self.model)
+        self.model.currentTextChanged.connect(self.schedule_estimate)
+        return self.model
+
+    def _add_run_parts(self) -> None:
+        """The form's last rows (concurrency, the API key, the endpoint), and the buttons."""
+        self.concurrency = QSpinBox(self.settings)
+        self.concurrency.setRange(1, MAX_CONCURRENCY)
+        self.concurrency.setValue(DEFAULT_CONCURRENCY)
+        self.concurrency.valueChanged.connect(self._name_concurrency)
+        self._name_concurrency(DEFAULT_CONCURRENCY)
+        self.concurrency.setToolTip("More calls at a time finish sooner, until the API's rate "
+                                    "limits slow them down")
+        self.form.addRow(self._buddy("&Concurrency", self.concurrency), self.concurrency)
+
+        self.key: QLineEdit | None = None
+        if os.environ.get(KEY_VARIABLE):
+            self.form.addRow(label("API key", None, self.settings),
+                             label(f"from {KEY_VARIABLE}", "muted", self.settings))
+        else:
+            self.key = QLineEdit(self.settings)
+            self.key.setEchoMode(QLineEdit.EchoMode.Password)
+            self.key.setPlaceholderText("kept in memory for this run only, never saved")
+            self.key.setToolTip(f"Or set {KEY_VARIABLE} before starting physgrade")
+            self.key.textChanged.connect(self._show_state)
+            self.form.addRow(self._buddy("API &key", self.key), self.key)
+        endpoint = os.environ.get(BASE_URL_VARIABLE)
+        if endpoint:
+            shown = label(endpoint, "muted", self.settings)
+            shown.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            self.form.addRow(label("Endpoint", None, self.settings), shown)
+
+        self.buttons = QDialogButtonBox(self)
+        self.run_button = QPushButton("&Run", self)
+        self.run_button.setDefault(True)
+        self.run_button.clicked.connect(self.start)
+        self.cancel_button = QPushButton("Cancel run", self)
+        self.cancel_button.setAutoDefault(False)  # Enter must not stop a run by accident
+        self.cancel_button.clicked.connect(self.cancel)
+        self.close_button = QPushButton("Close", self)
+        self.close_button.setAutoDefault(False)
+        self.close_button.clicked.connect(self.reject)
+        self.buttons.addButton(self.run_button, QDialogButtonBox.ButtonRole.AcceptRole)
+        self.buttons.addButton(self.cancel_button, QDialogButtonBox.ButtonRole.ActionRole)
+        self.buttons.addButton(self.close_button, QDialogButtonBox.ButtonRole.RejectRole)
+        for widget in (self.progress, self.progress_text, self.stopped, self.error,
+                       self.cancel_button):
+            widget.hide()
+        self.ops.busy_changed.connect(self._show_state)  # another run under way holds Run back
+
+    def _add_settings_and_estimate(self, layout: QVBoxLayout) -> None:
+        """The form, then the estimate card and its note, one above the other."""
+        layout.addWidget(self.settings)
+        layout.addSpacing(4)
+        layout.addWidget(self._section("Estimate"))
+        layout.addWidget(self.estimate)
+        layout.addWidget(self.estimate_note)
+
+    def _name_concurrency(self, value: int) -> None:
+        self.concurrency.setSuffix(" call at a time" if value == 1 else " calls at a time")
+
+    def _section(self, text: str) -> QLabel:
+        title = label(text, "section", self)
+        title.setIndent(0)  # the role's padding would otherwise indent it off the cards' edge
+        return title
+
+    def _buddy(self, text: str, widget: QWidget) -> QLabel:
+        """A form label whose mnemonic (Alt+letter) moves the focus to ``widget``."""
+        title = label(text, None, self.settings)
+        title.setBuddy(widget)
+        return title
+
+    # -- what a run would do ----------------------------------------------------------------
+
+    def model_name(self) -> str:
+        return self.model.currentText().strip()
+
+    def api_key(self) -> str | None:
+        """The key typed here, or None to use the environment's (read when the run starts)."""
+        if self.key is None:
+            return None
+        return self.key.text().strip() or None
+
+    def has_key(self) -> bool:
+        """A key to call with: the environment's, or one typed here."""
+        return self.key is None or bool(self.key.text().strip())
+
+    def schedule_estimate(self) -> None:
+        """Plan again once the user pauses, not at every keystroke of a model name."""
+        self.estimate_timer.start()
+
+    def update_estimate(self) -> object:
+        """Plan the run the form asks for now and show what it would do and cost."""
+        raise NotImplementedError
+
+    def start(self) -> Worker | None:
+        """Run what the estimate shows."""
+        raise NotImplementedError
+
+    def _readiness(self) -> tuple[bool, str]:
+        """Whether Run can start (no run being under way), and a note that says what is
+        missing or what Run will do ("" for none)."""
+        raise NotImplementedError
+
+    def _show_calls(self, estimate: Estimate) -> None:
+        """The tokens and cost of the calls ``estimate`` counts."""
+        if not estimate.calls:
+            self.estimate.set("Tokens", "none: no call to make")
+            self.estimate.set("Cost", "nothing")
+            return
+        self.estimate.set("Tokens", f"about {estimate.input_tokens:,} in, "
+                                    f"{estimate.output_tokens:,} out")
+        self.estimate.set("Cost", ("about " if estimate.price else "")
+                          + cost_text(estimate.cost, estimate.price))
+
+    def _say(self, error: str) -> None:
+        self.error.setText(error)
+        self.error.setVisible(bool(error))
+
+    def _show_state(self) -> None:
+        """Run is enabled when the form is ready and no run is under way, here or elsewhere in
+        the app; nothing can be changed while a run is under way."""
+        running = self.worker is not None
+        ready, note = self._readiness()
+        self.run_button.setEnabled(not running and not self.ops.busy and ready)
+        self.settings.setEnabled(not running)
+        self.cancel_button.setVisible(running)
+        note = "" if running else note
+        self.estimate_note.setText(note)
+        self.estimate_note.setVisible(bool(note))
+
+    # -- the run ----------------------------------------------------------------------------
+
+    def _start_run(self, title: str, work: Callable[[Project, Task], Any],
+                   done: Callable[[Any], None], changes: Callable[[Any], Changes],
+                   partial_changes: Changes, failed: str, cancelled: str,
+                   calls: int) -> Worker | None:
+        """Run ``work`` (``calls`` calls) through the operations, its progress shown here; what
+        a stopped run stored (``partial_changes``) is broadcast all the same."""
+        self.worker = self.ops.run(title, work, done, changes=changes,
+                                   partial_changes=partial_changes, failed=failed,
+                                   cancelled=cancelled, progress_dialog=False)
+        if self.worker is None:
+            return None
+        self.worker.progress.connect(self._show_progress)
+        for outcome in (self.worker.finished, self.worker.failed, self.worker.cancelled):
+            outcome.connect(self._idle)
+        self._say("")
+        self.cancel_button.setText("Cancel run")
+        self.cancel_button.setEnabled(True)
+        self.progress.setRange(0, calls)
+        self.progress.setValue(0)
+        self.progress_text.setText(f"0 of {calls:,}")
+        self.progress.show()
+        self.progress_text.show()
+        self._show_state()
+        self.cancel_button.setFocus()
+        return self.worker
+
+    def cancel(self) -> None:
+        """Stop sending calls; the answers already on their way are still stored."""
+        if self.worker is None:
+            return
+        self.worker.cancel()
+        self.cancel_button.setText("Stopping…")
+        self.cancel_button.setEnabled(False)
+        self.progress_text.setText("stopping: storing the answers on their way…")
+
+    def _show_progress(self, done: int, total: int, stage: str) -> None:
+        self.progress.setRange(0, max(total, 0))
+        self.progress.setValue(min(done, total) if total > 0 else 0)
+        if self.cancel_button.isEnabled():  # "stopping…" stays until the run ends
+            self.progress_text.setText(f"{stage}: {done:,} of {total:,}" if total >= 0
+                                       else stage)
+
+    def _idle(self) -> None:
+        self.worker = None
+        self.progress.hide()
+        self.progress_text.hide()
+        self._show_state()
+        (self.run_button if self.run_button.isEnabled() else self.close_button).setFocus()
+        if self._close_when_stopped:
+            self._close_when_stopped = False
+            self.reject()
+
+    def _show_stopped(self, reason: str | None, text: str = "") -> None:
+        """The banner of a run that stopped early for ``reason`` (amber when cancelled, red
+        otherwise), saying ``text``; hidden for None."""
+        if reason is None:
+            self.stopped.hide()
+            return
+        colour, background = ((style.WARN, style.WARN_BACKGROUND) if reason == "cancelled"
+                              else (style.BAD, style.BAD_BACKGROUND))
+        self.stopped.setStyleSheet(BANNER.format(color=colour, background=background))
+        self.stopped.setText(text)
+        self.stopped.show()
+
+    # -- closing ----------------------------------------------------------------------------
+
+    def reject(self) -> None:
+        """Close (Escape, Close, the title bar's button); a run under way is stopped first,
+        after the user agrees, and the dialog closes once its answers in flight are stored."""
+        if self.worker is None:
+            self._closing()
+            super().reject()
+            return
+        if self._close_when_stopped or self._confirm_stop():
+            self._close_when_stopped = True
+            self.cancel()
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if self.worker is None:
+            self._closing()
+            event.accept()
+            return
+        event.ignore()
+        self.reject()
+
+    def _confirm_stop(self) -> bool:
+        answer = QMessageBox.question(
+            self, f"Stop the {self.RUN_NAME}?", f"A {self.RUN_NAME} is under way. Stop it and "
+            "close? The answers already on their way are still stored.",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+            QMessageBox.StandardButton.No)
+        return answer == QMessageBox.StandardButton.Yes
+
+    def _closing(self) -> None:
+        """The dialog goes, and the key typed in it with it."""
+        self.closed = True
+        if self.key is not None:
+            self.key.clear()
+
+
+ESTIMATE_ROWS = ("Judge", "Calls to make", "Already done", "Failed before", "In batches",
+                 "Tokens", "Cost")
+SUMMARY_ROWS = ("Judge", "Stored", "Already done", "Failed", "Not answered", "Tokens", "Cost",
+                "Problems")
+
+
+class RunJudgeDialog(JudgeCallsDialog):
+    """Run an LLM judge on the responses of the open project; ``judged`` carries each run's
+    :class:`RunSummary` once it has stored what it got, so the window can say so."""
+
+    judged = Signal(object)
+
+    def __init__(self, ops: Operations, parent: QWidget | None = None,
+                 prompts: Prompts | None = None) -> None:
+        super().__init__(ops, "Run judge", ESTIMATE_ROWS, ESTIMATE_ROWS + SUMMARY_ROWS, parent,
+                         prompts)
+        self.plan: Plan | None = None
+        self.summary: RunSummary | None = None
+        self.setMinimumWidth(620)
+        form = self.form
+        form.addRow(self._buddy("&Judge model", self._model_combo(DEFAULT_MODEL)), self.model)
 
         facets = QHBoxLayout()
         facets.setSpacing(6)
@@ -170,114 +456,31 @@ class RunJudgeDialog(QDialog):
         self.retry_failed.setToolTip("Responses whose earlier verdict from this model was kept "
                                      "as failed are otherwise left alone")
         form.addRow("", self.retry_failed)
-
-        self.concurrency = QSpinBox(self.settings)
-        self.concurrency.setRange(1, MAX_CONCURRENCY)
-        self.concurrency.setValue(DEFAULT_CONCURRENCY)
-        self.concurrency.valueChanged.connect(self._name_concurrency)
-        self._name_concurrency(DEFAULT_CONCURRENCY)
-        self.concurrency.setToolTip("More calls at a time finish sooner, until the API's rate "
-                                    "limits slow them down")
-        form.addRow(self._buddy("&Concurrency", self.concurrency), self.concurrency)
-
-        self.key: QLineEdit | None = None
-        if os.environ.get(KEY_VARIABLE):
-            form.addRow(label("API key", None, self.settings),
-                        label(f"from {KEY_VARIABLE}", "muted", self.settings))
-        else:
-            self.key = QLineEdit(self.settings)
-            self.key.setEchoMode(QLineEdit.EchoMode.Password)
-            self.key.setPlaceholderText("kept in memory for this run only, never saved")
-            self.key.setToolTip(f"Or set {KEY_VARIABLE} before starting physgrade")
-            self.key.textChanged.connect(self._show_state)
-            form.addRow(self._buddy("API &key", self.key), self.key)
-        endpoint = os.environ.get(BASE_URL_VARIABLE)
-        if endpoint:
-            shown = label(endpoint, "muted", self.settings)
-            shown.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-            form.addRow(label("Endpoint", None, self.settings), shown)
+        self._add_run_parts()
         for spin in (self.limit, self.concurrency):
             spin.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
             spin.setMinimumWidth(190)
 
-        name_width = max(self.fontMetrics().horizontalAdvance(name)
-                         for name in ESTIMATE_ROWS + SUMMARY_ROWS)
-        self.estimate = Facts(ESTIMATE_ROWS, self, name_width)
-        self.estimate_note = label("", "muted", self)
-        self.estimate_note.setWordWrap(True)
-        self.progress = QProgressBar(self)
-        self.progress.setTextVisible(False)
-        self.progress_text = label("", "muted", self)
-        self.stopped = label("", None, self)
-        self.stopped.setWordWrap(True)
-        self.stopped.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.summary_title = self._section("Last run")
-        self.summary_view = Facts(SUMMARY_ROWS, self, name_width)
-        self.error = label("", "error", self)
-        self.error.setWordWrap(True)
-        self.error.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-
-        buttons = QDialogButtonBox(self)
-        self.run_button = QPushButton("&Run", self)
-        self.run_button.setDefault(True)
-        self.run_button.clicked.connect(self.start)
-        self.cancel_button = QPushButton("Cancel run", self)
-        self.cancel_button.setAutoDefault(False)  # Enter must not stop a run by accident
-        self.cancel_button.clicked.connect(self.cancel)
-        self.close_button = QPushButton("Close", self)
-        self.close_button.setAutoDefault(False)
-        self.close_button.clicked.connect(self.reject)
-        buttons.addButton(self.run_button, QDialogButtonBox.ButtonRole.AcceptRole)
-        buttons.addButton(self.cancel_button, QDialogButtonBox.ButtonRole.ActionRole)
-        buttons.addButton(self.close_button, QDialogButtonBox.ButtonRole.RejectRole)
-
-        progress = QHBoxLayout()
-        progress.setSpacing(10)
-        progress.addWidget(self.progress, 1)
-        progress.addWidget(self.progress_text)
+        self.summary_view = Facts(SUMMARY_ROWS, self, self.name_width)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(20, 20, 20, 16)
         layout.setSpacing(10)
-        layout.addWidget(self.settings)
-        layout.addSpacing(4)
-        layout.addWidget(self._section("Estimate"))
-        layout.addWidget(self.estimate)
-        layout.addWidget(self.estimate_note)
-        layout.addLayout(progress)
+        self._add_settings_and_estimate(layout)
+        layout.addLayout(self.progress_row)
         layout.addWidget(self.summary_title)
         layout.addWidget(self.stopped)
         layout.addWidget(self.summary_view)
         layout.addWidget(self.error)
         layout.addStretch(1)
-        layout.addWidget(buttons)
+        layout.addWidget(self.buttons)
 
-        self.estimate_timer = QTimer(self)
-        self.estimate_timer.setSingleShot(True)
-        self.estimate_timer.setInterval(ESTIMATE_DELAY_MS)
-        self.estimate_timer.timeout.connect(self.update_estimate)
-        self.model.currentTextChanged.connect(self.schedule_estimate)
         self.limit.valueChanged.connect(self.schedule_estimate)
         self.retry_failed.toggled.connect(self.schedule_estimate)
-        for widget in (self.progress, self.progress_text, self.summary_title, self.stopped,
-                       self.summary_view, self.error, self.cancel_button):
-            widget.hide()
-        ops.busy_changed.connect(self._show_state)  # another run under way holds Run back
+        self.summary_title.hide()
+        self.summary_view.hide()
         self.update_estimate()
         self.model.setFocus()
-
-    def _name_concurrency(self, value: int) -> None:
-        self.concurrency.setSuffix(" call at a time" if value == 1 else " calls at a time")
-
-    def _section(self, text: str) -> QLabel:
-        title = label(text, "section", self)
-        title.setIndent(0)  # the role's padding would otherwise indent it off the cards' edge
-        return title
-
-    def _buddy(self, text: str, widget: QWidget) -> QLabel:
-        """A form label whose mnemonic (Alt+letter) moves the focus to ``widget``."""
-        title = label(text, None, self.settings)
-        title.setBuddy(widget)
-        return title
 
     # -- what a run would do ----------------------------------------------------------------
 
@@ -285,19 +488,6 @@ class RunJudgeDialog(QDialog):
         """The responses the form asks for."""
         chosen = ReportFilter(**{key: button.chosen() for key, button in self.facets.items()})
         return Scope(chosen, self.limit.value() or None, self.retry_failed.isChecked())
-
-    def model_name(self) -> str:
-        return self.model.currentText().strip()
-
-    def api_key(self) -> str | None:
-        """The key typed here, or None to use the environment's (read when the run starts)."""
-        if self.key is None:
-            return None
-        return self.key.text().strip() or None
-
-    def schedule_estimate(self) -> None:
-        """Plan again once the user pauses, not at every keystroke of a model name."""
-        self.estimate_timer.start()
 
     def update_estimate(self) -> Plan | None:
         """Plan the run the form asks for now and show what it would do and cost."""
@@ -308,19 +498,15 @@ class RunJudgeDialog(QDialog):
             for name in ESTIMATE_ROWS:
                 self.estimate.set(name, "—" if name in ("Judge", "Calls to make") else None)
         else:
-            estimate = plan.estimate
             self.estimate.set("Judge", plan.rater)
-            self.estimate.set("Calls to make", f"{estimate.calls:,}")
+            self.estimate.set("Calls to make", f"{plan.estimate.calls:,}")
             self.estimate.set("Already done", f"{plan.cached:,}")
             self.estimate.set("Failed before", (
                 f"{plan.failed_before:,} (not asked again unless the box above is ticked)"
                 if plan.failed_before else None))
             self.estimate.set("In batches", (f"{plan.in_batches:,} waiting in submitted batches"
                                              if plan.in_batches else None))
-            self.estimate.set("Tokens", f"about {estimate.input_tokens:,} in, "
-                                        f"{estimate.output_tokens:,} out")
-            self.estimate.set("Cost", ("about " if estimate.price else "")
-                              + cost_text(estimate.cost, estimate.price))
+            self._show_calls(plan.estimate)
         self._show_state()
         return plan
 
@@ -341,22 +527,11 @@ class RunJudgeDialog(QDialog):
         self._say("")
         return plan
 
-    def _say(self, error: str) -> None:
-        self.error.setText(error)
-        self.error.setVisible(bool(error))
-
-    def _show_state(self) -> None:
-        """Run is enabled when there are calls to make and a key to make them with; nothing
-        can be changed while a run is under way."""
-        running = self.worker is not None
-        has_key = self.key is None or bool(self.key.text().strip())
+    def _readiness(self) -> tuple[bool, str]:
+        """Run needs calls to make and a key to make them with."""
+        has_key = self.has_key()
         to_do = self.plan is not None and bool(self.plan.pending)
-        self.run_button.setEnabled(not running and not self.ops.busy and to_do and has_key)
-        self.settings.setEnabled(not running)
-        self.cancel_button.setVisible(running)
-        if running:
-            note = ""
-        elif self.model_name() == "":
+        if self.model_name() == "":
             note = "Enter the name of the model to judge with."
         elif self.plan is not None and not self.plan.pending:
             note = "Nothing to do: every response in scope has a verdict from this judge."
@@ -364,8 +539,7 @@ class RunJudgeDialog(QDialog):
             note = "Enter an API key to run."
         else:
             note = ""
-        self.estimate_note.setText(note)
-        self.estimate_note.setVisible(bool(note))
+        return to_do and has_key, note
 
     # -- the run ----------------------------------------------------------------------------
 
@@ -380,59 +554,17 @@ class RunJudgeDialog(QDialog):
         assert self.prompts is not None
         work = partial(run_judge, plan, self.prompts, plan.estimate.price,
                        self.concurrency.value(), self.api_key())
-        self.worker = self.ops.run("Run judge", work, self._finished,
-                                   changes=lambda summary: summary.changes,
-                                   partial_changes=JUDGED, failed="The judge did not run.",
-                                   cancelled="The judge run was cancelled before it started.",
-                                   progress_dialog=False)
-        if self.worker is None:
-            return None
-        self.worker.progress.connect(self._show_progress)
-        for outcome in (self.worker.finished, self.worker.failed, self.worker.cancelled):
-            outcome.connect(self._idle)
-        self._say("")
-        self.cancel_button.setText("Cancel run")
-        self.cancel_button.setEnabled(True)
-        self.progress.setRange(0, len(plan.pending))
-        self.progress.setValue(0)
-        self.progress_text.setText(f"0 of {len(plan.pending):,}")
-        self.progress.show()
-        self.progress_text.show()
-        self._show_state()
-        self.cancel_button.setFocus()
-        return self.worker
-
-    def cancel(self) -> None:
-        """Stop sending calls; the answers already on their way are still stored."""
-        if self.worker is None:
-            return
-        self.worker.cancel()
-        self.cancel_button.setText("Stopping…")
-        self.cancel_button.setEnabled(False)
-        self.progress_text.setText("stopping: storing the answers on their way…")
-
-    def _show_progress(self, done: int, total: int, stage: str) -> None:
-        self.progress.setRange(0, max(total, 0))
-        self.progress.setValue(min(done, total) if total > 0 else 0)
-        if self.cancel_button.isEnabled():  # "stopping…" stays until the run ends
-            self.progress_text.setText(f"{stage}: {done:,} of {total:,}" if total >= 0
-                                       else stage)
+        return self._start_run("Run judge", work, self._finished,
+                               changes=lambda summary: summary.changes, partial_changes=JUDGED,
+                               failed="The judge did not run.",
+                               cancelled="The judge run was cancelled before it started.",
+                               calls=len(plan.pending))
 
     def _finished(self, summary: RunSummary) -> None:
         self.summary = summary
         self._show_summary(summary)
         self.update_estimate()
         self.judged.emit(summary)
-
-    def _idle(self) -> None:
-        self.worker = None
-        self.progress.hide()
-        self.progress_text.hide()
-        self._show_state()
-        (self.run_button if self.run_button.isEnabled() else self.close_button).setFocus()
-        if self._close_when_stopped:
-            self._close_when_stopped = False
-            self.reject()
 
     def _show_summary(self, summary: RunSummary) -> None:
         view = self.summary_view
@@ -449,48 +581,7 @@ class RunJudgeDialog(QDialog):
         view.set("Problems", "\n".join(summary.problems) if summary.problems else None)
         self.summary_title.show()
         view.show()
-        if summary.stopped:
-            cancelled = summary.stopped == "cancelled"
-            colour, background = ((style.WARN, style.WARN_BACKGROUND) if cancelled
-                                  else ("#b3261e", "#fbe9e7"))
-            self.stopped.setStyleSheet(BANNER.format(color=colour, background=background))
-            self.stopped.setText(
-                f"Stopped early: cancelled. The {count(summary.done + summary.failed, 'answer')}"
-                " that arrived are stored; a new run picks up the rest." if cancelled
-                else f"Stopped early: {summary.stopped}")
-            self.stopped.show()
-        else:
-            self.stopped.hide()
-
-    # -- closing ----------------------------------------------------------------------------
-
-    def reject(self) -> None:
-        """Close (Escape, Close, the title bar's button); a run under way is stopped first,
-        after the user agrees, and the dialog closes once its answers in flight are stored."""
-        if self.worker is None:
-            self._forget_key()
-            super().reject()
-            return
-        if self._close_when_stopped or self._confirm_stop():
-            self._close_when_stopped = True
-            self.cancel()
-
-    def closeEvent(self, event: QCloseEvent) -> None:
-        if self.worker is None:
-            self._forget_key()
-            event.accept()
-            return
-        event.ignore()
-        self.reject()
-
-    def _confirm_stop(self) -> bool:
-        answer = QMessageBox.question(
-            self, "Stop the judge run?", "A judge run is under way. Stop it and close? The "
-            "answers already on their way are still stored.",
-            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-            QMessageBox.StandardButton.No)
-        return answer == QMessageBox.StandardButton.Yes
-
-    def _forget_key(self) -> None:
-        if self.key is not None:
-            self.key.clear()
+        self._show_stopped(summary.stopped, (
+            f"Stopped early: cancelled. The {count(summary.done + summary.failed, 'answer')} "
+            "that arrived are stored; a new run picks up the rest."
+            if summary.stopped == "cancelled" else f"Stopped early: {summary.stopped}"))

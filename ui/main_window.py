@@ -38,6 +38,7 @@ if TYPE_CHECKING:  # imported where used: the dialogs' modules are not needed at
     from physgrade.team.packs import PackOrigin
     from physgrade_ui import transfer
     from physgrade_ui.judge_dialog import RunJudgeDialog
+    from physgrade_ui.refine_dialog import RefineJudgeDialog
 
 PROJECT_FILTER = "physgrade projects (*.physgrade);;All files (*)"
 #: the window's size until the user has made it their own
@@ -80,7 +81,8 @@ class MainWindow(QMainWindow):
         #: where the open project came from, when it is a grader's pack
         self.pack: PackOrigin | None = None
         if not self.restoreGeometry(preferences.WINDOW_GEOMETRY.get()):
-            self.resize(DEFAULT_SIZE)
+            # never larger than the screen: a 1280×800 laptop gets all of it
+            self.resize(DEFAULT_SIZE.boundedTo(self.screen().availableGeometry().size()))
         self.pages = PageStack([(title, partial(self._build_page, module, name))
                                 for title, module, name in PAGES])
         self._make_actions()
@@ -168,6 +170,8 @@ class MainWindow(QMainWindow):
         self.estimation_action = self._action("Draw &Estimation Sample…", "Ctrl+Shift+E",
                                               self.draw_estimation_sample, True)
         self.judge_action = self._action("&Run judge…", "Ctrl+Shift+J", self.run_judge, True)
+        self.refine_action = self._action("Re&fine judge…", "Ctrl+Shift+R", self.refine_judge,
+                                          True)
         self.filter_action = self._action("&Search", keys.Find, self.focus_filter, True)
         self.refresh_action = self._action("&Refresh", keys.Refresh, self.refresh, True)
         self.shortcuts_action = self._action("&Keyboard Shortcuts", "F1", self.show_shortcuts)
@@ -200,7 +204,7 @@ class MainWindow(QMainWindow):
         grading_menu.addSeparator()
         grading_menu.addAction(self.estimation_action)
         judge_menu = self.menuBar().addMenu("&Judge")
-        judge_menu.addAction(self.judge_action)
+        judge_menu.addActions([self.judge_action, self.refine_action])
         help_menu = self.menuBar().addMenu("&Help")
         help_menu.addActions([self.shortcuts_action, self.about_action])
         for menu in self.menuBar().findChildren(QMenu):
@@ -332,6 +336,16 @@ class MainWindow(QMainWindow):
 
     def _judged(self, summary: RunSummary) -> None:
         self.ops.say(f"Judge {summary.plan.rater}: {summary.done:,} verdicts stored")
+
+    def refine_judge(self) -> RefineJudgeDialog:
+        """Judge ▸ Refine judge…: the dialog, window-modal but not blocking, like Run judge's;
+        it says in the status bar what a run did."""
+        from physgrade_ui.refine_dialog import RefineJudgeDialog
+
+        dialog = RefineJudgeDialog(self.ops, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        return dialog
 
     # -- navigation -------------------------------------------------------------------------
 

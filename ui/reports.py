@@ -45,17 +45,19 @@ FORMATS = (("html", "HTML"), ("csv", "CSV"), ("json", "JSON"))
 #: Prose is easier to read in lines no wider than this (pixels).
 TEXT_WIDTH = 900
 #: Columns fit their contents up to this width (pixels); tables show this many rows at most.
-MAX_COLUMN_WIDTH = 240
+MAX_COLUMN_WIDTH = 300
 MAX_ROWS = 15
 #: Room a cell's text leaves for the cell's padding (pixels).
 CELL_PADDING = 12
 #: Figures shrink to fit the page, but not below this width (pixels); the page scrolls instead.
 MIN_FIGURE_WIDTH = 320
 NO_REPORT = "No report yet: press Update to compute one."
+#: How many characters of a rater's label the "Analyses for" box shows.
+RATER_CHARACTERS = 22
 UNCHANGED = "The report shown is unchanged."
 #: What a report is computed from: a change to any of it computes the report again.
 REPORTED = (Kind.SCORES, Kind.RATERS, Kind.REVIEWS, Kind.BLOOM, Kind.QUESTIONS, Kind.RESPONSES,
-            Kind.SAMPLES, Kind.ADJUDICATIONS, Kind.ESTIMATION)
+            Kind.SAMPLES, Kind.ADJUDICATIONS, Kind.ESTIMATION, Kind.REFINEMENTS)
 #: What the bar's filter values, raters and estimation samples are read from.
 CHOICES = (Kind.RATERS, Kind.QUESTIONS, Kind.RESPONSES, Kind.ESTIMATION)
 
@@ -323,7 +325,11 @@ class ReportsPage(QWidget):
         self.rater = QComboBox()
         self.rater.setToolTip("Whose grades the study's analyses (the last section) are "
                               "computed from")
-        self.rater.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        # As wide as a typical label, not the longest (a refined judge's runs to 40
+        # characters): the bar must fit 1280 pixels; the list opens wide enough for each.
+        self.rater.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.rater.setMinimumContentsLength(RATER_CHARACTERS)
         self.rater.currentIndexChanged.connect(self._show_state)
         bar.addWidget(self.rater)
         # Shown only when the project has estimation samples (see _offer_samples).
@@ -338,17 +344,21 @@ class ReportsPage(QWidget):
         bar.addSpacing(8)
         bar.addWidget(self.sample_label)
         bar.addWidget(self.sample)
-        bar.addSpacing(10)
+        bar.addStretch(1)
+
+        # What the report shows, with its buttons beside it: the choices above fill the width.
+        self.summary = label(NO_REPORT, "muted")
+        self.summary.setWordWrap(True)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.update_button = QPushButton("Update")
         self.update_button.clicked.connect(self.update_report)
         self.export_button = QPushButton("Export…")
         self.export_button.clicked.connect(self.export)
-        bar.addWidget(self.update_button)
-        bar.addWidget(self.export_button)
-
-        self.summary = label(NO_REPORT, "muted")
-        self.summary.setWordWrap(True)
-        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        status = QHBoxLayout()
+        status.setSpacing(6)
+        status.addWidget(self.summary, 1)
+        status.addWidget(self.update_button)
+        status.addWidget(self.export_button)
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         self.tabs.setElideMode(Qt.TextElideMode.ElideRight)  # every section stays in reach
@@ -363,7 +373,7 @@ class ReportsPage(QWidget):
         layout.setContentsMargins(20, 14, 20, 8)
         layout.setSpacing(10)
         layout.addLayout(bar)
-        layout.addWidget(self.summary)
+        layout.addLayout(status)
         layout.addWidget(self.body, 1)
         self._show_state()
 
@@ -428,6 +438,9 @@ class ReportsPage(QWidget):
         self.rater.addItems(choices.raters)
         self.rater.setCurrentIndex(max(self.rater.findText(rater), 0))
         self.rater.blockSignals(False)
+        listing = self.rater.view()
+        listing.setMinimumWidth(listing.sizeHintForColumn(0)
+                                + listing.verticalScrollBar().sizeHint().width())
         self._offer_samples(project)
         self._show_state()
 

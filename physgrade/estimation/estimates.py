@@ -29,9 +29,9 @@ from physgrade.analyses import ALL_MODELS
 from physgrade.estimation import sample as samples
 from physgrade.estimation.sample import STRATIFIED, EstimationSample
 from physgrade.project import Project
-from physgrade.report.options import HUMAN_CONSENSUS, ReportFilter, rater_label
+from physgrade.raters import CONSENSUS, judge_label, reference_label
+from physgrade.report.options import HUMAN_CONSENSUS, ReportFilter
 from physgrade.score_tables import ScoreData
-from physgrade.scores import HUMAN, is_grader
 from physgrade.stats import ppi
 from physgrade.stats.estimate import Estimate
 from physgrade.stats.ppi import Corrected, Needed
@@ -44,8 +44,6 @@ MEASURES = {"final_answer_correct": "Final answer correct", "score_share": "Mean
 #: one: from a handful of grades that happen to agree with the judge it would come out as
 #: narrow as if the judge were known to be exact. (A plan needs only 2: it says how many more.)
 MIN_GRADES = 10
-#: How the human consensus is named as a reference (``--reference consensus``).
-CONSENSUS = "consensus"
 
 
 # -- results ---------------------------------------------------------------------------------
@@ -239,41 +237,6 @@ def plan(project: Project, judge: str, sample: str, half_width: float,
     return Planned(found.judge, found.reference, found.sample, half_width, tuple(rows), notes)
 
 
-# -- naming the raters -----------------------------------------------------------------------
-
-
-def judge_label(project: Project, judge: str) -> str:
-    """The rater label of a judge given as ``NAME [VERSION]``, or as a name it bears under one
-    prompt version only. Raises ValueError naming the project's judges otherwise."""
-    raters = project.conn.execute("SELECT name, prompt_version, kind FROM raters").fetchall()
-    judges = {rater_label(name, version): name for name, version, kind in raters
-              if kind != HUMAN}
-    if judge in judges:
-        return judge
-    same_name = sorted(label for label, name in judges.items() if name == judge)
-    if len(same_name) == 1:
-        return same_name[0]
-    if same_name:
-        raise ValueError(f"judge {judge!r} has several prompt versions ({', '.join(same_name)}): "
-                         "name one as 'NAME [VERSION]'")
-    if any(name == judge and kind == HUMAN for name, _, kind in raters):
-        raise ValueError(f"{judge!r} is a person, not a judge")
-    raise ValueError(f"no judge {judge!r} in this project (its judges: "
-                     f"{', '.join(sorted(judges)) or 'none'})")
-
-
-def _reference_label(project: Project, reference: str) -> str:
-    """The rater label of ``reference``: the human consensus, or a grader by name."""
-    if reference.strip().casefold() in (CONSENSUS, HUMAN_CONSENSUS):
-        return HUMAN_CONSENSUS
-    graders = [name for (name,) in project.conn.execute(
-        f"SELECT r.name FROM raters r WHERE {is_grader('r')} ORDER BY r.name")]
-    if reference not in graders:
-        raise ValueError(f"the reference must be {CONSENSUS!r} or a grader of this project "
-                         f"({', '.join(graders) or 'nobody has graded'}), not {reference!r}")
-    return reference
-
-
 # -- the numbers each estimate is made of ----------------------------------------------------
 
 
@@ -307,7 +270,7 @@ def _inputs(project: Project, judge: str, sample: str, reference: str, assume_ra
             task: Task, data: ScoreData | None = None) -> _Inputs:
     """Read the sample and the scores (unless given) once, and cut them into :class:`_Part`s."""
     judge = judge_label(project, judge)
-    reference = _reference_label(project, reference)
+    reference = reference_label(project, reference)
     chosen = samples.find(project, sample)
     if not chosen.random and not assume_random:
         raise ValueError(f"sample {chosen.name!r} was picked by hand, not drawn at random, so "

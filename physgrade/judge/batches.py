@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from physgrade.changes import NOTHING, Changes, Kind
 from physgrade.judge.client import (CallError, CredentialsError, Outcome, Reply, api_message, ask,
                                     checked)
+from physgrade.judge import versions
 from physgrade.judge.prompts import Prompts
 from physgrade.judge.purposes import PURPOSES
 from physgrade.judge.runner import Plan
@@ -75,6 +76,8 @@ def submit(project: Project, client: "anthropic.Anthropic", plan: Plan, prompts:
     purpose = PURPOSES[plan.purpose]
     if purpose.version(prompts) != plan.prompt_version:
         raise ValueError("the prompts changed since the run was planned; plan it again")
+    if plan.pending:
+        purpose.record(project, plan.purpose, prompts)
     task = task or Task()
     ids: list[str] = []
     sent = 0
@@ -153,7 +156,10 @@ def _ingest(project: Project, client: "anthropic.Anthropic", prompts: Prompts,
     items = dict(project.conn.execute("SELECT custom_id, item_id FROM judge_batch_items "
                                       "WHERE batch_id = ?", (state.id,)))
     already = purpose.stored(project, state.model, state.prompt_version)
-    # The corrective retry resends the original request, which only the same prompts rebuild.
+    # The corrective retry resends the original request, which only the same prompts rebuild:
+    # those given, or the texts the project recorded when the batch was submitted.
+    recorded = versions.find(project, state.prompt_version)
+    prompts = (recorded.prompts() if recorded is not None else None) or prompts
     can_retry = purpose.version(prompts) == state.prompt_version
     seen = 0
     for entry in _call(client.messages.batches.results, state.id):

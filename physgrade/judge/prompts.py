@@ -38,7 +38,12 @@ PLACEHOLDERS: dict[str, frozenset[str]] = {
     "bloom.md": frozenset({"question", "options", "topic"}),
     "duplicate_system.md": frozenset(),
     "duplicate.md": frozenset({"problem_a", "problem_b"}),
+    "examples.md": frozenset({"examples"}),
+    "example.md": frozenset({"question", "response", "grade"}),
 }
+#: Templates added after people had made folders of their own: a folder without them uses the
+#: bundled ones rather than being refused.
+BUNDLED_IF_MISSING = frozenset({"examples.md", "example.md"})
 #: The rubric each grading template describes; its ``{{...}}`` fields are filled from it.
 RUBRIC_OF: dict[str, Rubric] = {"prefs_criteria.md": PREFS, "problem_parts.md": PREFS,
                                 "problem_holistic.md": PREFS, "conceptual.md": CONCEPTUAL}
@@ -46,10 +51,13 @@ _RUBRIC_FIELD = re.compile(r"\{\{([^{}]*)\}\}")
 _WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
           "eleven", "twelve")
 #: Placeholders filled with the templates' own text, which is trusted.
-TRUSTED = frozenset({"options", "answer_maximum", "criteria"})
+TRUSTED = frozenset({"options", "answer_maximum", "criteria", "examples"})
+#: Where a refined prompt keeps its filled-in examples (:meth:`Prompts.with_examples`).
+EXAMPLES = "examples"
 #: The tags templates wrap untrusted text in; the same tags inside that text are defused.
 DATA_TAGS = ("question", "options", "reference_solution", "reference_answer", "formulation",
-             "solution", "final_answer", "response", "topic", "problem_a", "problem_b")
+             "solution", "final_answer", "response", "topic", "problem_a", "problem_b",
+             "example", "example_question", "example_response", "expert_grade")
 _TAG = re.compile(r"<(\s*/?\s*(?:" + "|".join(DATA_TAGS) + r")\b)", re.IGNORECASE)
 
 
@@ -109,11 +117,14 @@ class Prompts:
 
     @classmethod
     def load(cls, directory: str | Path | None = None) -> "Prompts":
-        """Read and check every template (by default the bundled ones)."""
+        """Read and check every template (by default the bundled ones; a folder of edited
+        ones may leave out :data:`BUNDLED_IF_MISSING`)."""
         folder = Path(directory) if directory is not None else default_directory()
         texts = {}
         for name, expected in PLACEHOLDERS.items():
             path = folder / name
+            if name in BUNDLED_IF_MISSING and not path.exists():
+                path = default_directory() / name
             try:
                 text = path.read_text(encoding="utf-8")
             except OSError as exc:
@@ -131,6 +142,20 @@ class Prompts:
                                   f"template takes {', '.join(sorted(expected)) or 'none'}")
             texts[name] = text
         return cls(folder, texts)
+
+    @classmethod
+    def stored(cls, texts: Mapping[str, str]) -> "Prompts":
+        """Prompts rebuilt from texts a project stored (:mod:`physgrade.judge.versions`)."""
+        return cls(Path("(stored in the project)"), dict(texts))
+
+    def with_examples(self, block: str) -> "Prompts":
+        """These prompts with a block of graded examples put before each grading request (a
+        refined prompt: see :mod:`physgrade.refinement`)."""
+        return Prompts(self.directory, {**self.texts, EXAMPLES: block})
+
+    def without_examples(self) -> "Prompts":
+        return Prompts(self.directory, {name: text for name, text in self.texts.items()
+                                        if name != EXAMPLES})
 
     def version(self, prefix: str, names: tuple[str, ...], *schemas: object) -> str:
         """``prefix-`` and ten hex digits of a digest of the named templates and schemas."""

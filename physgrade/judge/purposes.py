@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from physgrade.changes import Changes
-from physgrade.judge import bloom, duplicates, verdicts
+from physgrade.judge import bloom, duplicates, verdicts, versions
 from physgrade.judge.pricing import Price
 from physgrade.judge.prompts import Prompts
 from physgrade.judge.runner import Job, Plan, RunSummary, run
@@ -30,14 +30,22 @@ class Purpose:
     jobs: Callable[[Project, Prompts, tuple[str, ...]], Iterator[Job[Any]]]
     store: Callable[..., Changes]  # what storing one answer changed (NOTHING: nothing written)
     stored: Callable[[Project, str, str], dict[str, str]]
+    texts: Callable[[Prompts], tuple[str, ...]]  # the texts a version is built from
+
+    def record(self, project: Project, name: str, prompts: Prompts) -> None:
+        """Record the texts of the version about to be asked under (see
+        :mod:`physgrade.judge.versions`)."""
+        versions.record(project, name, self.version(prompts),
+                        {text: prompts.texts[text] for text in self.texts(prompts)})
 
 
 PURPOSES = {verdicts.PURPOSE: Purpose(verdicts.prompt_version, verdicts.plan, verdicts.jobs,
-                                      verdicts.store, verdicts.stored),
+                                      verdicts.store, verdicts.stored, verdicts.texts),
             bloom.PURPOSE: Purpose(bloom.prompt_version, bloom.plan, bloom.jobs, bloom.store,
-                                   bloom.stored),
+                                   bloom.stored, lambda prompts: bloom.TEMPLATES),
             duplicates.PURPOSE: Purpose(duplicates.prompt_version, duplicates.plan,
-                                        duplicates.jobs, duplicates.store, duplicates.stored)}
+                                        duplicates.jobs, duplicates.store, duplicates.stored,
+                                        lambda prompts: duplicates.TEMPLATES)}
 
 
 def run_plan(project: Project, client: "anthropic.Anthropic", plan: Plan, prompts: Prompts,
@@ -48,6 +56,8 @@ def run_plan(project: Project, client: "anthropic.Anthropic", plan: Plan, prompt
     purpose = PURPOSES[plan.purpose]
     if purpose.version(prompts) != plan.prompt_version:
         raise ValueError("the prompts changed since the run was planned; plan it again")
+    if plan.pending:
+        purpose.record(project, plan.purpose, prompts)
     return run(client, plan, purpose.jobs(project, prompts, plan.pending),
                lambda job, outcome: purpose.store(project, plan.model, plan.prompt_version,
                                                   job.item_id, outcome), price, concurrency, task)

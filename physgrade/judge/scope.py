@@ -1,5 +1,5 @@
-"""Which items a judge run covers: a report-style filter, a limit, and whether to retry
-answers that failed before."""
+"""Which items a judge run covers: a report-style filter, a set of responses, a limit, and
+whether to retry answers that failed before."""
 
 from __future__ import annotations
 
@@ -18,10 +18,14 @@ class Scope:
     filter: ReportFilter = field(default_factory=ReportFilter)
     limit: int | None = None
     retry_failed: bool = False
+    #: Only these responses (None: all the filter lets through); a refinement's held-out part.
+    responses: frozenset[str] | None = None
 
     def where(self, questions_only: bool = False) -> tuple[str, list[str]]:
         """An SQL condition over ``r`` (responses) and ``q`` (questions), and its parameters."""
         facets = QUESTION_FACETS if questions_only else RESPONSE_FACETS
+        if questions_only and self.responses is not None:
+            raise ValueError("a run over questions cannot be narrowed to responses")
         refused = [name for name in ("judges", "graders", *RESPONSE_FACETS)
                    if getattr(self.filter, name) and name not in facets]
         if refused:

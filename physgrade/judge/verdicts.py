@@ -16,7 +16,7 @@ from typing import Iterator
 from physgrade.changes import NOTHING, Changes
 from physgrade.judge.client import Outcome, Request
 from physgrade.judge.pricing import Price
-from physgrade.judge.prompts import Prompts
+from physgrade.judge.prompts import EXAMPLES, Prompts
 from physgrade.judge.runner import Candidate, Job, Plan, make_plan
 from physgrade.judge.scope import Scope
 from physgrade.judge.tools import Verdict, read_scores, score_tool
@@ -36,10 +36,17 @@ _CHUNK = 500
 
 
 def prompt_version(prompts: Prompts) -> str:
-    """The version of the grading prompts: their texts and every tool schema they use."""
-    return prompts.version("prefs", TEMPLATES, *(score_tool(rubric, choice)
-                                                 for rubric in (PREFS, CONCEPTUAL)
-                                                 for choice in (False, True)))
+    """The version of the grading prompts: their texts, a refined prompt's examples, and every
+    tool schema they use. A refined prompt's version starts ``refined-``."""
+    refined = EXAMPLES in prompts.texts
+    return prompts.version("refined" if refined else "prefs", texts(prompts),
+                           *(score_tool(rubric, choice) for rubric in (PREFS, CONCEPTUAL)
+                             for choice in (False, True)))
+
+
+def texts(prompts: Prompts) -> tuple[str, ...]:
+    """The names of the texts a grading request is built from (a version stores these)."""
+    return TEMPLATES + ((EXAMPLES,) if EXAMPLES in prompts.texts else ())
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +101,8 @@ def request_for(prompts: Prompts, item: Item) -> Request:
     else:
         name = "conceptual.md" if item.mode == CONCEPTUAL_MODE else "problem_holistic.md"
         prompt = prompts.fill(name, **values, response=item.response)
+    if EXAMPLES in prompts.texts:
+        prompt = f"{prompts.texts[EXAMPLES]}\n\n{prompt}"
     return Request(prompts.texts["system.md"], prompt, score_tool(rubric, multiple_choice))
 
 
@@ -109,13 +118,14 @@ def plan(project: Project, model: str, prompts: Prompts, scope: Scope = Scope(),
                       "coalesce(length(q.reference_solution), 0) + "
                       "coalesce(length(q.options), 0), q.kind FROM responses r "
                       f"JOIN questions q ON q.id = r.question_id WHERE {where} "
-                      "ORDER BY r.question_id, r.model, r.id", params)]
+                      "ORDER BY r.question_id, r.model, r.id", params)
+                  if scope.responses is None or rid in scope.responses]
     status = stored(project, model, version)
     done = {rid for rid, state in status.items() if state == "ok"}
     failed = set(status) - done
     overhead = sum(len(prompts.texts[name]) for name in ("system.md", "prefs_criteria.md",
                                                          "problem_parts.md")) \
-        + len(json.dumps(score_tool(PREFS, False)))
+        + len(prompts.texts.get(EXAMPLES, "")) + len(json.dumps(score_tool(PREFS, False)))
     return make_plan(PURPOSE, model, version, candidates, done, failed,
                      waiting_in_batches(project, PURPOSE, model, version), scope.retry_failed,
                      scope.limit, overhead, price, batch)

@@ -7,7 +7,9 @@ answers the questions a reader asks of a judge, each with its interval and n:
   of the stage's maximum), on the responses both scored the whole stage;
 - whether it favours long responses more than the experts do: the slope of the score
   difference on log2 of the response's length (change per doubling);
-- how each prompt version of the judge agreed, in the order the versions were made;
+- how each prompt version of the judge agreed, in the order the versions were made, what a
+  refined version was made from, and each version's agreement on the responses held out by the
+  latest refinement it took part in (:mod:`physgrade.refinement`);
 - and a plain verdict from :data:`CARD_VERDICTS`, given by named rules with their reasons.
 
 The experts are the report's main reference (:func:`physgrade.report.build.main_reference`).
@@ -16,6 +18,7 @@ The experts are the report's main reference (:func:`physgrade.report.build.main_
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Collection, Sequence
 
 import numpy as np
 import pandas as pd
@@ -23,6 +26,8 @@ from scipy import stats
 
 from physgrade import score_tables
 from physgrade.project import Project
+from physgrade.refinement import refine
+from physgrade.refinement.refine import Refinement
 from physgrade.report import build, plots
 from physgrade.report.model import Cell, Figure, Section, Table
 from physgrade.report.options import rater_label
@@ -138,10 +143,15 @@ class LengthBias:
     differences: np.ndarray
 
 
+#: The held-out agreement of a version no refinement made or measured.
+NOT_REFINED = Estimate.unavailable(0, "not part of a refinement")
+
+
 @dataclass(frozen=True, slots=True)
 class Agreement:
-    """How one judge label agrees with the reference overall: a row of the table of prompt
-    versions, which has room for more measures per version (agreement on held-out grades)."""
+    """How one judge label agrees with the reference: a row of the table of prompt versions,
+    overall and on the grades a refinement held out (where a refined version and its base meet
+    on responses no example was drawn from)."""
 
     judge: str
     version: str
@@ -152,6 +162,19 @@ class Agreement:
     final_answer: Estimate
     exact: Estimate        # share of criteria given the same value, averaged over responses
     leniency: Estimate     # score share, judge − reference
+    #: the refinement that made this version (None: not made by one)
+    made_by: Refinement | None = None
+    #: exact agreement on the responses held out by the latest refinement the version took
+    #: part in, as its base or as the version it made
+    heldout: Estimate = NOT_REFINED
+
+    def made_from(self) -> str:
+        """How the version was made, in a few words ("—" for one no refinement made): the
+        version it was refined from, and how many examples it was shown."""
+        made = self.made_by
+        if made is None:
+            return "—"
+        return f"{made.before_version} + {count(len(made.examples), 'example')}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,32 +287,44 @@ def length_bias(data: ScoreData, judge: str, reference: str,
 
 
 def agreement(data: ScoreData, judge: str, reference: str, version: str,
-              first_assessed: str | None) -> Agreement:
-    """The judge's overall agreement with the reference."""
+              first_assessed: str | None, history: Sequence[Refinement] = ()) -> Agreement:
+    """The judge's overall agreement with the reference, and its exact agreement on the
+    responses held out by the latest of ``history`` (the project's refinements, oldest first)
+    it took part in."""
     answers = pd.concat({"reference": score_tables.final_correct(data, reference),
                          "judge": score_tables.final_correct(data, judge)}, axis=1,
                         join="inner")
     final = (percent_agreement(answers.to_numpy(float)) if len(answers) else
              Estimate.unavailable(0, "no final answer scored by both"))
     both = build.paired(data, judge, reference, "score_pct")
+    made_by = next((r for r in reversed(history) if r.after == judge), None)
+    latest = next((r for r in reversed(history) if judge in (r.before, r.after)), None)
     return Agreement(judge, version, first_assessed, len(both), final,
                      exact_agreement(data, judge, reference),
                      mean_difference(both["judge"].to_numpy(float),
-                                     both["reference"].to_numpy(float), (-1, 1)))
+                                     both["reference"].to_numpy(float), (-1, 1)),
+                     made_by,
+                     NOT_REFINED if latest is None else
+                     exact_agreement(data, judge, reference, latest.heldout))
 
 
-def exact_agreement(data: ScoreData, judge: str, reference: str) -> Estimate:
+def exact_agreement(data: ScoreData, judge: str, reference: str,
+                    responses: Collection[str] | None = None) -> Estimate:
     """The share of criteria on which both gave the same value, over every criterion both
-    scored with a number, averaged over responses: each response counts once, so the interval
-    allows for the criteria of one response going together."""
+    scored with a number, averaged over responses (only ``responses``, when given): each
+    response counts once, so the interval allows for the criteria of one response going
+    together."""
     graded = {rubric.key for rubric in GRADED_RUBRICS}
     same = [both[reference] == both[judge]
             for (rubric, criterion) in data.by_criterion if rubric in graded
             for both in [score_tables.criterion_ratings(data, rubric, criterion,
                                                         [reference, judge]).dropna()]]
     pooled = pd.concat(same) if same else pd.Series(dtype=bool)
+    if responses is not None:
+        pooled = pooled[pooled.index.isin(list(responses))]
     if pooled.empty:
-        return Estimate.unavailable(0, "no criterion scored by both")
+        return Estimate.unavailable(0, "no criterion scored by both" + (
+            "" if responses is None else " on these responses"))
     return mean(pooled.groupby(level=0).mean().to_numpy(float), bounds=(0, 1))
 
 
@@ -382,7 +417,8 @@ def _length(slope: Estimate, reference: str) -> Finding:
 
 def judge_cards(project: Project, data: ScoreData, task: Task | None = None) -> list[JudgeCard]:
     """A card per language-model judge of the report, against the report's main reference
-    (none without a reference)."""
+    (none without a reference). A judge's versions are ordered by their first assessment, those
+    scored without one first, then by version."""
     task = task or Task()
     reference = build.main_reference(data)
     made = {rater_label(name, version): (name, version, first) for name, version, first in
@@ -395,11 +431,12 @@ def judge_cards(project: Project, data: ScoreData, task: Task | None = None) -> 
         return []
     lengths = pd.read_sql_query("SELECT id, length(response) AS chars FROM responses",
                                 project.conn, index_col="id")["chars"]
+    history = refine.refinements(project)
     agreements = {}
     for done, judge in enumerate(judges):
         task.report(done, 2 * len(judges), f"agreement of {judge}")
         agreements[judge] = agreement(data, judge, reference, made[judge][1],
-                                      made[judge][2])
+                                      made[judge][2], history)
     cards = []
     for done, judge in enumerate(judges, start=len(judges)):
         task.report(done, 2 * len(judges), f"judge card for {judge}")
@@ -424,9 +461,11 @@ def judge_cards_section(project: Project, data: ScoreData, number: int, task: Ta
         f"A card for each language-model judge, measured against {reference}: a plain verdict "
         "with its reasons, the judge's leniency per stage of the rubric, whether it favours "
         "long responses more than the experts do, and its agreement per prompt version, oldest "
-        "first. Differences are judge − reference in percentage points of the maximum score "
-        "(above 0: the judge gives more, lenient), each with its 95% interval. The worst rule "
-        "a judge meets decides its verdict (the table of rules follows the verdicts).")
+        "first, with what a refined version was made from and how each version agreed on the "
+        "responses a refinement held out. Differences are judge − reference in percentage "
+        "points of the maximum score (above 0: the judge gives more, lenient), each with its "
+        "95% interval. The worst rule a judge meets decides its verdict (the table of rules "
+        "follows the verdicts).")
     summary: list[tuple[Cell, ...]] = []
     tables: list[Table] = []
     figures: list[Figure] = []
@@ -496,12 +535,18 @@ def _card_tables(card: JudgeCard, name: str) -> list[Table]:
         "line.", frozenset({"Change per doubling of length"}))
     versions = Table(
         f"{name}_versions", f"{judge}: agreement per prompt version",
-        ("Version", "First used", "Graded by both", "Final-answer agreement",
-         "Exact agreement", "Judge − reference"),
-        [(v.version or "(none)", (v.first_assessed or "—")[:16].replace("T", " "), v.graded_by_both,
-          v.final_answer, v.exact, v.leniency) for v in card.versions],
-        "Every prompt version of this judge's name in the report, oldest first. Exact "
-        "agreement: the share of criteria both gave the same value, averaged over responses. "
-        "Judge − reference: the mean difference of the score share.",
-        frozenset({"Final-answer agreement", "Exact agreement", "Judge − reference"}))
+        ("Version", "Made from", "n", "Final answers", "Exact", "Held-out exact",
+         "Judge − reference"),
+        [(v.version or "(none)", v.made_from(), v.graded_by_both, v.final_answer, v.exact,
+          v.heldout, v.leniency) for v in card.versions],
+        "Every prompt version of this judge's name in the report, in the order of their first "
+        "verdicts. Made from: for a version a refinement made, the version it was refined from "
+        "and how many expert-corrected responses it was shown as examples. n: responses graded "
+        "by both. Final answers: the share of final answers both called right or both wrong. "
+        "Exact: the share of criteria both gave the same value, averaged over responses. "
+        "Held-out exact: the same, on the responses held out by the latest refinement the "
+        "version took part in (as the version refined or the one made), none of which was "
+        "shown as an example, so a refined version and its base compare fairly there. Judge − "
+        "reference: the mean difference of the score share.",
+        frozenset({"Final answers", "Exact", "Held-out exact", "Judge − reference"}))
     return [verdict, stages, length, versions]

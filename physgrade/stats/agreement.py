@@ -185,12 +185,57 @@ def _distances(values: np.ndarray, level: str) -> np.ndarray:
 
 def _gwet_framework(ratings: ArrayLike, categories: ArrayLike | None, weights: str | None,
                     chance: str) -> Estimate:
-    """A chance-corrected coefficient (p_a - p_e) / (1 - p_e) with Gwet's linearised variance.
+    """A chance-corrected coefficient (p_a - p_e) / (1 - p_e) with Gwet's linearised variance:
+    sum_i (c_i - c)^2 / (n (n - 1)) over the n rated items (see :func:`_linearised`)."""
+    parts = _linearised(ratings, categories, weights, chance)
+    if isinstance(parts, Estimate):
+        return parts
+    coefficient, per_item, n_pairable = parts
+    if n_pairable < 2:
+        return Estimate(coefficient, None, n_pairable, TOO_FEW_FOR_CI)
+    n = len(per_item)
+    se = np.sqrt(((per_item - coefficient) ** 2).sum() / (n * (n - 1)))
+    half = stats.t.ppf(0.975, n - 1) * se
+    return Estimate(coefficient, _clipped(coefficient, half, 0.0 if chance == "none" else -1.0),
+                    n_pairable)
+
+
+def ac2_difference(first: ArrayLike, second: ArrayLike, weights: str = "linear",
+                   categories: ArrayLike | None = None) -> Estimate:
+    """Gwet's AC2 of ``second`` minus that of ``first``: two ratings matrices of the same items
+    (row i of each is the same item, every rating given), such as a reference beside a judge
+    before and after a change of its prompt. The interval comes from the items' paired
+    linearised values, which allows for the two coefficients sharing items (Gwet 2016, "Testing
+    the difference of correlated agreement coefficients for statistical significance",
+    Educational and Psychological Measurement 76(4))."""
+    _check_weights(weights, allow_none=False)
+    a, b = _matrix(first), _matrix(second)
+    if a.shape != b.shape or np.isnan(a).any() or np.isnan(b).any():
+        raise ValueError("both matrices must rate the same items, with every rating given")
+    values = _scale(np.vstack([a, b]), categories)
+    before, after = (_linearised(side, values, weights, "gwet") for side in (a, b))
+    for undefined in (before, after):
+        if isinstance(undefined, Estimate):
+            return Estimate.unavailable(undefined.n, undefined.reason or NO_PAIRS)
+    assert not isinstance(before, Estimate) and not isinstance(after, Estimate)
+    (c_a, l_a, n), (c_b, l_b, _) = before, after
+    difference = c_b - c_a
+    if n < 2:
+        return Estimate(difference, None, n, TOO_FEW_FOR_CI)
+    se = np.sqrt((((l_b - l_a) - difference) ** 2).sum() / (n * (n - 1)))
+    half = stats.t.ppf(0.975, n - 1) * se
+    return Estimate(difference, (max(difference - half, -2.0), min(difference + half, 2.0)), n)
+
+
+def _linearised(ratings: ArrayLike, categories: ArrayLike | None, weights: str | None,
+                chance: str) -> tuple[float, np.ndarray, int] | Estimate:
+    """A coefficient of Gwet's framework, each rated item's linearised value, and how many
+    items were rated at least twice; or why the coefficient is undefined.
 
     p_a averages, over items rated at least twice, the weighted share of agreeing rating pairs;
     p_e is 0 (percent agreement), sum_kl w_kl pi_k pi_l (Fleiss) or T_w / (q (q - 1)) *
     sum_k pi_k (1 - pi_k) (Gwet), pi_k being the mean over rated items of the share of their
-    ratings in category k. Variance: sum_i (c_i - c)^2 / (n (n - 1)) over the n rated items.
+    ratings in category k.
     """
     data = _matrix(ratings)
     values = _scale(data, categories)
@@ -219,15 +264,10 @@ def _gwet_framework(ratings: ArrayLike, categories: ArrayLike | None, weights: s
     if pe > 1 - 1e-12:
         return Estimate.unavailable(n_pairable, ONE_CATEGORY)
     coefficient = (pa - pe) / (1 - pe)
-    if n_pairable < 2:
-        return Estimate(coefficient, None, n_pairable, TOO_FEW_FOR_CI)
     n = len(counts)
     linearised = ((n / n_pairable) * (pa_item - pe * pairable) / (1 - pe)
                   - 2 * (1 - coefficient) * (pe_item - pe) / (1 - pe))
-    se = np.sqrt(((linearised - coefficient) ** 2).sum() / (n * (n - 1)))
-    half = stats.t.ppf(0.975, n - 1) * se
-    return Estimate(coefficient, _clipped(coefficient, half, 0.0 if chance == "none" else -1.0),
-                    n_pairable)
+    return float(coefficient), linearised, n_pairable
 
 
 def _weights(values: np.ndarray, kind: str | None) -> np.ndarray:
