@@ -42,6 +42,7 @@ if TYPE_CHECKING:  # the judge stack is imported by the commands that run judges
     from physgrade.judge.pricing import Price
     from physgrade.judge.prompts import Prompts
     from physgrade.judge.runner import Plan, RunSummary
+    from physgrade.refinement.measures import Comparison
     from physgrade.stats.estimate import Estimate
 
 #: The entry point group through which the desktop app makes itself known: the core never
@@ -567,12 +568,13 @@ def cmd_judge_refine(args: argparse.Namespace) -> None:
             return "; ".join(f"{step.rater}: {part}" for step, part
                              in zip((planned.before, planned.after), said) if part) or None
 
-        with telling_what_is_kept(kept), progress_task() as task:
-            refined = refine.run(project, client, planned, price, args.concurrency, task)
-    for summary in refined.runs:
-        print(summary.text(), file=say)
-    if refined.stopped in ("cancelled", "interrupted"):
-        raise Cancelled()
+        with telling_what_is_kept(kept):
+            with progress_task() as task:
+                refined = refine.run(project, client, planned, price, args.concurrency, task)
+            for summary in refined.runs:
+                print(summary.text(), file=say)
+            if refined.stopped in ("cancelled", "interrupted"):
+                raise Cancelled()
     if refined.stopped:
         raise CommandError(f"the refinement stopped early: {refined.stopped}; every verdict "
                            "that arrived is stored, and running it again asks only for the rest")
@@ -583,16 +585,12 @@ def cmd_judge_refine(args: argparse.Namespace) -> None:
         _print_comparison(refined.comparison)
 
 
-def _print_comparison(comparison: Any) -> None:
-    """The before/after table of a refinement: shares and leniency in percent (points of 100
-    for differences), AC2 as a coefficient."""
-    from physgrade.refinement.measures import AC2
-
+def _print_comparison(comparison: Comparison) -> None:
+    """The before/after table of a refinement (shares in %, leniency and changes in points,
+    AC2 as a coefficient)."""
     print(f"\nagreement with {comparison.reference} on {comparison.heldout:,} held-out "
           f"responses\n  before: {comparison.before}\n  after:  {comparison.after}")
-    rows = [[row.title, row.criterion, f"{row.after.n:,}",
-             *(value.text(percent=row.measure != AC2)
-               for value in (row.before, row.after, row.difference))]
+    rows = [[row.title, row.criterion, f"{row.difference.n:,}", *row.texts()]
             for row in comparison.rows]
     _print_table(["measure", "criterion", "n", "before", "after", "after − before"], rows,
                  counts_from=2)

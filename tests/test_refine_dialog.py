@@ -23,12 +23,10 @@ from physgrade.judge.purposes import run_plan  # noqa: E402
 from physgrade.judge.scope import Scope  # noqa: E402
 from physgrade.project import Project  # noqa: E402
 from physgrade.refinement import refine  # noqa: E402
-from physgrade.refinement.measures import AC2, EXACT, LENIENCY  # noqa: E402
-from physgrade.stats.estimate import Estimate  # noqa: E402
 from physgrade_ui.judge_dialog import DEFAULT_MODEL  # noqa: E402
 from physgrade_ui.main_window import MainWindow  # noqa: E402
 from physgrade_ui.refine_dialog import (CONSENSUS_TITLE, COLUMNS, RefineJudgeDialog,  # noqa: E402
-                                        suggested_model, value_text)
+                                        suggested_model)
 
 JUDGE = "arbiter-mini [prefs-v1]"
 RUN_MS = 30_000
@@ -153,10 +151,8 @@ def test_a_run_fills_the_before_and_after_table_and_refreshes_the_window(
     comparison = refined.comparison
     assert [dialog.comparison.horizontalHeaderItem(c).text() for c in range(len(COLUMNS))] == \
         list(COLUMNS)
-    assert table(dialog) == [[row.title, row.criterion, value_text(row.before, row.measure),
-                              value_text(row.after, row.measure),
-                              value_text(row.difference, row.measure, change=True),
-                              f"{row.difference.n:,}"] for row in comparison.rows]
+    assert table(dialog) == [[row.title, row.criterion, *row.texts(), f"{row.difference.n:,}"]
+                             for row in comparison.rows]
     assert table(dialog)[0][:2] == ["exact agreement", "all criteria"]
     assert table(dialog)[0][2].endswith("]") and "%" in table(dialog)[0][2]
     assert dialog.raters.text() == (f"Before: {plan.before.rater}\nAfter: {plan.after.rater}\n"
@@ -252,19 +248,6 @@ def test_a_judge_is_refined_with_its_own_model_where_it_names_one() -> None:
     assert suggested_model("claude-opus-4-1 [prefs-1a2b]") == "claude-opus-4-1"
     assert suggested_model("claude-haiku-4-5") == "claude-haiku-4-5"
     assert suggested_model(JUDGE) == DEFAULT_MODEL
-
-
-def test_values_read_as_shares_points_and_coefficients() -> None:
-    share, change = Estimate(0.925, (0.801, 0.974), 40), Estimate(-0.125, (-0.305, 0.055), 40)
-    assert value_text(share, EXACT) == "92.5% [80.1, 97.4]"
-    assert value_text(change, EXACT, change=True) == "-12.5 pts [-30.5, 5.5]"
-    assert value_text(Estimate(0.113, (0.072, 0.154), 49), LENIENCY) == "+11.3 pts [7.2, 15.4]"
-    assert value_text(Estimate(0.012, (-0.1, 0.124), 40), AC2, change=True) == \
-        "+0.012 [-0.100, 0.124]"
-    assert value_text(Estimate(0.0, None, 40, "no variation"), EXACT, change=True) == \
-        "0.0 pts (no interval)"
-    assert value_text(Estimate.unavailable(0, "nothing to compare"), AC2) == \
-        "n/a (nothing to compare)"
 
 
 def test_closing_while_a_plan_is_read_leaves_nothing_behind(

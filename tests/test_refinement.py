@@ -22,8 +22,9 @@ from physgrade.judge.prompts import Prompts
 from physgrade.judge.purposes import run_plan
 from physgrade.project import Project
 from physgrade.refinement import refine
-from physgrade.refinement.measures import AC2, ALL_CRITERIA, EXACT, FINAL, LENIENCY
+from physgrade.refinement.measures import AC2, ALL_CRITERIA, EXACT, FINAL, LENIENCY, shown
 from physgrade.stats.agreement import ac2_difference, gwet_ac2
+from physgrade.stats.estimate import Estimate
 
 MODEL = "claude-haiku-4-5"
 JUDGE = "lenient [v1]"
@@ -259,6 +260,19 @@ def test_refused_settings_name_what_is_wrong(study, prompts):
                              (settings(judge="expert-1"), "is a person")):
             with pytest.raises(ValueError, match=message):
                 refine.plan(project, bad, prompts)
+
+
+def test_values_read_as_shares_points_and_coefficients() -> None:
+    share, change = Estimate(0.925, (0.801, 0.974), 40), Estimate(-0.125, (-0.305, 0.055), 40)
+    assert shown(share, EXACT) == "92.5% [80.1, 97.4]"
+    assert shown(change, EXACT, change=True) == "-12.5 pts [-30.5, 5.5]"
+    assert shown(Estimate(0.113, (0.072, 0.154), 49), LENIENCY) == "+11.3 pts [7.2, 15.4]"
+    assert shown(Estimate(0.012, (-0.1, 0.124), 40), AC2, change=True) == \
+        "+0.012 [-0.100, 0.124]"
+    assert shown(Estimate(0.0, None, 40, "no variation"), EXACT, change=True) == \
+        "0.0 pts (no interval)"
+    assert shown(Estimate.unavailable(0, "nothing to compare"), AC2) == \
+        "n/a (nothing to compare)"
 
 
 # -- the command ------------------------------------------------------------------------------

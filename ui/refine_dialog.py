@@ -27,10 +27,9 @@ from physgrade.project import Project
 from physgrade.raters import CONSENSUS
 from physgrade.refinement import refine
 from physgrade.refinement.examples import criterion_keys
-from physgrade.refinement.measures import AC2, LENIENCY, Comparison
+from physgrade.refinement.measures import Comparison
 from physgrade.refinement.refine import Refined, RefinementPlan
 from physgrade.report.options import report_choices
-from physgrade.stats.estimate import Estimate
 from physgrade.tasks import Task
 from physgrade.wording import count, sentence
 from physgrade_ui.judge_dialog import DEFAULT_MODEL, JudgeCallsDialog
@@ -80,19 +79,6 @@ def suggested_model(judge: str) -> str:
     the price table knows its name."""
     return next((model for model in known_models()
                  if judge == model or judge.startswith(f"{model} [")), DEFAULT_MODEL)
-
-
-def value_text(estimate: Estimate, measure: str, change: bool = False) -> str:
-    """A measure's value as the table shows it: agreement as a share (%), leniency and every
-    change of a share in signed points of 100, AC2 as a coefficient."""
-    if measure == AC2:
-        text = estimate.text(3)
-    else:
-        text = estimate.text(3, percent=True)
-        if estimate.value is not None and (change or measure == LENIENCY):
-            text = text.replace("%", " pts", 1)
-    signed = change or measure == LENIENCY
-    return f"+{text}" if signed and estimate.value is not None and estimate.value > 0 else text
 
 
 class RefineJudgeDialog(JudgeCallsDialog):
@@ -386,9 +372,8 @@ class RefineJudgeDialog(JudgeCallsDialog):
                             f"{count(comparison.heldout, 'held-out response')}.")
         for row in comparison.rows:
             cells = [QStandardItem(row.title), QStandardItem(row.criterion)]
-            for estimate, change in ((row.before, False), (row.after, False),
-                                     (row.difference, True)):
-                cell = QStandardItem(value_text(estimate, row.measure, change))
+            for estimate, text in zip((row.before, row.after, row.difference), row.texts()):
+                cell = QStandardItem(text)
                 cell.setToolTip(estimate.reason or "")
                 cells.append(cell)
             cells.append(QStandardItem(f"{row.difference.n:,}"))

@@ -54,6 +54,24 @@ class Compared:
     def title(self) -> str:
         return MEASURES[self.measure]
 
+    def texts(self) -> tuple[str, str, str]:
+        """Before, after and the difference as people read them: agreement as a share (%),
+        leniency and every change of a share in signed points of 100, AC2 as a coefficient."""
+        return (shown(self.before, self.measure), shown(self.after, self.measure),
+                shown(self.difference, self.measure, change=True))
+
+
+def shown(estimate: Estimate, measure: str, change: bool = False) -> str:
+    """One value of ``measure`` as :meth:`Compared.texts` shows it (``change``: a difference)."""
+    if measure == AC2:
+        text = estimate.text(3)
+    else:
+        text = estimate.text(3, percent=True)
+        if estimate.value is not None and (change or measure == LENIENCY):
+            text = text.replace("%", " pts", 1)
+    signed = change or measure == LENIENCY
+    return f"+{text}" if signed and estimate.value is not None and estimate.value > 0 else text
+
 
 @dataclass(frozen=True, slots=True)
 class Comparison:
