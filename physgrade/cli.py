@@ -155,6 +155,9 @@ CALLS = (arg("--concurrency", type=int, default=8, metavar="K",
              help="price per million input tokens, for a model the price table lacks"),
          arg("--price-out", type=float, metavar="USD", help="price per million output tokens"))
 
+#: Said under an estimate without a price.
+PRICE_HINT = "  give --price-in and --price-out (US$ per million tokens) to price it"
+
 #: A judge run of ``judge`` or ``bloom-suggest``: which items, which model, how it is sent.
 JUDGE = (DB,
          arg("--model", required=True, help="the Anthropic model, e.g. claude-haiku-4-5"),
@@ -539,8 +542,7 @@ def cmd_judge_refine(args: argparse.Namespace) -> None:
             planned = refine.plan(project, settings, prompts, price, args.batch, task)
         print(planned.text(), file=say)
         if price is None and planned.pending:
-            print("  give --price-in and --price-out (US$ per million tokens) to price it",
-                  file=say)
+            print(PRICE_HINT, file=say)
         if not planned.examples:
             raise CommandError(f"nothing to refine: {planned.reference} never corrected "
                                f"{planned.judge} on the calibration part")
@@ -616,7 +618,7 @@ def _judge_run(args: argparse.Namespace, purpose: str, noun: str) -> None:
         plan = PURPOSES[purpose].plan(project, args.model, prompts, scope, price, args.batch)
         print(f"{noun} with {plan.text()}")
         if price is None:
-            print("  give --price-in and --price-out (US$ per million tokens) to price it")
+            print(PRICE_HINT)
         if args.dry_run:
             print("dry run: nothing was sent")
             return

@@ -141,15 +141,15 @@ def test_corrected_estimates_match_ppi_py(study: Path, tmp_path: Path) -> None:
             assert row.corrected is not None
             assert row.corrected.n == len(labelled) and row.unlabeled == len(unlabelled)
             assert row.corrected.value == pytest.approx(
-                float(ppi_py.ppi_mean_pointestimate(y, y_hat, unlabelled)[0]), abs=5e-4)
+                float(ppi_py.ppi_mean_pointestimate(y, y_hat, unlabelled)[0]), abs=1e-9)
             low, high = ppi_py.ppi_mean_ci(y, y_hat, unlabelled, alpha=0.05)
-            assert row.corrected.ci95 == pytest.approx((low[0], high[0]), abs=5e-4)
+            assert row.corrected.ci95 == pytest.approx((low[0], high[0]), abs=1e-9)
             assert row.corrected.value == pytest.approx(float(ppi_py.ppi_mean_pointestimate(
                 y, y_hat, unlabelled, lam=row.corrected.lam)[0]), abs=1e-9)
             assert 0 <= row.corrected.lam <= 1
             assert row.experts_only.value == pytest.approx(y.mean())
             assert row.experts_only.ci95 == pytest.approx(  # shown cut to 0..1
-                np.clip(ppi_py.classical_mean_ci(y, alpha=0.05), 0, 1), abs=5e-4)
+                np.clip(ppi_py.classical_mean_ci(y, alpha=0.05), 0, 1), abs=1e-9)
             everything = [_measure(JUDGED[rid], measure) for rid in _ids(model)]
             assert row.judge_only.value == pytest.approx(np.mean(everything))
             assert row.judge_only.n == len(everything) and row.judge_only.ci95 is None
@@ -215,22 +215,54 @@ def test_a_stratified_sample_is_weighted_by_its_inclusion_probabilities(
     assert sorted(set(probability.values())) == pytest.approx([30 / 270, 30 / 90])
     found = _estimates(study)
     assert any("stratified by topic" in note for note in found.notes)
+    topic = {r["id"]: q["topic"] for q in QUESTIONS for r in RESPONSES if r["question_id"] == q["id"]}
     for model in found.models():
         for measure in MEASURES:
             labelled, y, y_hat, unlabelled = _arrays(model, measure, set(probability))
             weights = np.array([1 / probability[rid] for rid in labelled])
+            # The judge-only responses stand for their topic's responses: all / judge-only.
+            rest = [rid for rid in _ids(model) if rid not in probability]
+            everyone = [topic[rid] for rid in _ids(model)]
+            w_unlabeled = np.array([everyone.count(topic[rid]) /
+                                    sum(topic[other] == topic[rid] for other in rest)
+                                    for rid in rest])
             row = found.row(model, measure)
             assert row.corrected is not None
             assert row.corrected.value == pytest.approx(float(ppi_py.ppi_mean_pointestimate(
-                y, y_hat, unlabelled, w=weights)[0]), abs=5e-4)
-            low, high = ppi_py.ppi_mean_ci(y, y_hat, unlabelled, alpha=0.05, w=weights)
-            assert row.corrected.ci95 == pytest.approx((low[0], high[0]), abs=5e-4)
+                y, y_hat, unlabelled, w=weights, w_unlabeled=w_unlabeled)[0]), abs=1e-9)
+            low, high = ppi_py.ppi_mean_ci(y, y_hat, unlabelled, alpha=0.05, w=weights,
+                                           w_unlabeled=w_unlabeled)
+            assert row.corrected.ci95 == pytest.approx((low[0], high[0]), abs=1e-9)
             assert row.experts_only.ci95 == pytest.approx(
-                np.clip(ppi_py.classical_mean_ci(y, w=weights, alpha=0.05), 0, 1), abs=5e-4)
+                np.clip(ppi_py.classical_mean_ci(y, w=weights, alpha=0.05), 0, 1), abs=1e-9)
     # The weights matter: unweighted, the experts' share over all models would differ.
     _, y, _, _ = _arrays(ALL_MODELS, "score_share", set(probability))
     assert found.row(ALL_MODELS, "score_share").experts_only.value != pytest.approx(y.mean())
 
+
+
+def test_a_densely_drawn_stratum_does_not_bias_the_corrected_estimate(tmp_path: Path) -> None:
+    # A judge right about everything, whose answers differ by topic alone: a weighted estimate
+    # is exact. Optics is drawn 3x as densely, so it is scarcer among the judge-only responses
+    # than in the study; counted as they come, they would pull the estimate towards mechanics.
+    path = tmp_path / "topics.physgrade"
+    scores = {r["id"]: dict(MAXIMA) | {"ANS": 2 if TOPICS[int(r["question_id"][2:])] ==
+                                         "Mechanics" else 0} for r in RESPONSES}
+    with Project.create(path) as project:
+        import_file(project, write_jsonl(tmp_path / "q.jsonl", QUESTIONS), "questions")
+        import_file(project, write_jsonl(tmp_path / "r.jsonl", RESPONSES), "responses")
+        import_file(project, write_jsonl(tmp_path / "v.jsonl", [
+            {"response_id": rid, "judge": "lenient", "prompt_version": "v1", "scores": given}
+            for rid, given in scores.items()]), "verdicts")
+        drawn = samples.draw(project, "estimation", 60, seed=7, strata=("topic",))
+        import_file(project, write_jsonl(tmp_path / "g.jsonl", [
+            {"response_id": rid, "grader": EXPERT, "scores": scores[rid]}
+            for rid in samples.inclusion(project, drawn)]), "grades")
+        found = estimate(project, JUDGE, "estimation")
+    row = found.row(ALL_MODELS, "final_answer_correct")
+    assert row.corrected is not None and row.corrected.lam > 0
+    assert row.corrected.value == pytest.approx(TOPICS.count("Mechanics") / len(TOPICS),
+                                                abs=1e-12)
 
 def test_a_partly_graded_sample_says_how_far_it_is_and_why_a_part_is_missing(
         study: Path, tmp_path: Path) -> None:

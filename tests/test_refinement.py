@@ -284,10 +284,14 @@ def test_the_command_prints_json_with_held_out_ids_examples_and_both_sides(study
             "--reference", "expert-1", "--examples", "2", "--json"]
     assert main(argv) == 0
     found = json.loads(capsys.readouterr().out)
-    assert set(found["heldout"]).isdisjoint(found["examples"]) and len(found["examples"]) == 2
+    held = set(found["heldout"])
+    assert held.isdisjoint(found["examples"]) and len(found["examples"]) == 2
     assert found["before"]["exact_agreement"]["ANS"]["n"] == len(found["heldout"])
     assert found["after"]["leniency"][ALL_CRITERIA]["value"] == 0.0
     assert found["difference"]["final_answer_agreement"]["ANS"]["value"] > 0
+    assert [(d["criterion"], d["differing"]) for d in found["disagreements"][:2]] == [
+        ("CAL", sum(EXPERT[rid]["CAL"] == 0 for rid in response_ids() if rid not in held)),
+        ("ANS", sum(EXPERT[rid]["ANS"] == 0 for rid in response_ids() if rid not in held))]
     calls = len(fake.message_requests())
     assert main(argv) == 0
     assert len(fake.message_requests()) == calls

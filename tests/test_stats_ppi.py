@@ -70,10 +70,10 @@ def test_corrected_estimates_match_ppi_py(weighted, lam):
                                           w_unlabeled=w_unlabeled)
     low, high = ppi_py.ppi_mean_ci(y, y_hat, y_hat_unlabeled, alpha=0.05, lam=lam, w=w,
                                    w_unlabeled=w_unlabeled)
-    assert got.value == pytest.approx(float(np.squeeze(value)), abs=5e-4)
-    assert got.ci95 == pytest.approx((float(np.squeeze(low)), float(np.squeeze(high))), abs=5e-4)
+    assert got.value == pytest.approx(float(np.squeeze(value)), abs=1e-9)
+    assert got.ci95 == pytest.approx((float(np.squeeze(low)), float(np.squeeze(high))), abs=1e-9)
     expected_lam = ppi_py_lam(y, y_hat, y_hat_unlabeled, w, w_unlabeled) if lam is None else lam
-    assert got.lam == pytest.approx(expected_lam, abs=5e-4)
+    assert got.lam == pytest.approx(expected_lam, abs=1e-9)
     assert 0 < got.lam < 1 if lam is None else True  # a tuned lam that is neither bound
     assert (got.n, got.n_unlabeled) == (len(y), len(y_hat_unlabeled))
 
@@ -85,8 +85,8 @@ def test_the_experts_alone_match_ppi_py_classical_interval(weighted):
     got = classical_mean(y, w)
     low, high = ppi_py.classical_mean_ci(y, w=w, alpha=0.05)
     weights = np.ones(len(y)) if w is None else w / w.mean()
-    assert got.value == pytest.approx(float(np.mean(weights * y)), abs=5e-4)
-    assert got.ci95 == pytest.approx((float(low), float(high)), abs=5e-4)
+    assert got.value == pytest.approx(float(np.mean(weights * y)), abs=1e-9)
+    assert got.ci95 == pytest.approx((float(low), float(high)), abs=1e-9)
     assert got.n == len(y)
 
 

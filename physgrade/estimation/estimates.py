@@ -24,7 +24,7 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from physgrade import score_tables
+from physgrade import score_tables, strata
 from physgrade.analyses import ALL_MODELS
 from physgrade.estimation import sample as samples
 from physgrade.estimation.sample import STRATIFIED, EstimationSample
@@ -229,7 +229,7 @@ def plan(project: Project, judge: str, sample: str, half_width: float,
         rows.append(PlanRow(part.model, part.measure, len(part.labels), part.left,
                             None if reason else ppi.needed(
                                 part.labels, part.judged_labeled, part.judged_unlabeled,
-                                half_width, part.weights), reason))
+                                half_width, part.weights, part.weights_unlabeled), reason))
     short = sorted({row.model for row in rows if (row.more_corrected or 0) > row.left})
     notes = found.notes + ((f"the sample cannot give all the grades needed for "
                             f"{', '.join(short)}: grade it all, then draw another",) if short
@@ -245,7 +245,8 @@ class _Part:
     """One model's (or all models') values of one measure, as the estimators take them:
     the judge's on every response it scored, the reference's and the judge's on the labelled
     responses (in the same order) with their inclusion weights (None: all equal), the judge's
-    on the judge-only ones, and how many sampled responses the reference has ``left`` to grade."""
+    on the judge-only ones with theirs, and how many sampled responses the reference has
+    ``left`` to grade."""
 
     model: str
     measure: str
@@ -254,6 +255,7 @@ class _Part:
     judged_labeled: np.ndarray
     judged_unlabeled: np.ndarray
     weights: np.ndarray | None
+    weights_unlabeled: np.ndarray | None
     left: int
 
 
@@ -284,6 +286,8 @@ def _inputs(project: Project, judge: str, sample: str, reference: str, assume_ra
     task.report(0, None, "estimating")
     judged, graded = _measures(data, judge), _measures(data, reference)
     weighted = chosen.method == STRATIFIED
+    stratum = pd.Series({rid: name for name, ids in strata.responses_by_stratum(
+        project, chosen.strata).items() for rid in ids}) if weighted else None
     models = sorted(data.responses["model"].unique())
     groups = [(str(m), data.responses.index[data.responses["model"] == m]) for m in models]
     groups.append((ALL_MODELS, data.responses.index))
@@ -300,10 +304,21 @@ def _inputs(project: Project, judge: str, sample: str, reference: str, assume_ra
                 theirs.reindex(ids_labelled).to_numpy(float),
                 scored[labelled].to_numpy(float), scored[~labelled].to_numpy(float),
                 1 / probability.reindex(ids_labelled).to_numpy(float) if weighted else None,
+                None if stratum is None else _judge_only_weights(stratum, scored.index,
+                                                                  labelled),
                 int((in_sample & ~labelled).sum())))
     return _Inputs(judge, reference, chosen, parts,
                    _notes(chosen, judge, reference, probability.index, judged, graded,
                           _responses_now(project)))
+
+
+def _judge_only_weights(stratum: pd.Series, scored: pd.Index, labelled: np.ndarray) -> np.ndarray:
+    """Weights that make the judge-only responses of a stratified sample stand for every scored
+    response: each stratum's responses / its judge-only ones. A stratum drawn densely leaves
+    few judge-only responses, which unweighted would count for less than its share."""
+    of = stratum.reindex(scored)
+    rest = of[~labelled]
+    return (of.value_counts() / rest.value_counts()).reindex(rest).to_numpy(float)
 
 
 def _measures(data: ScoreData, rater: str) -> dict[str, pd.Series]:
@@ -369,7 +384,8 @@ def _row(part: _Part) -> Row:
                   else Estimate.unavailable(0, "the judge scored none of these responses"))
     reason = _not_correctable(part, MIN_GRADES)
     corrected = None if reason else ppi.ppi_mean(part.labels, part.judged_labeled,
-                                                 part.judged_unlabeled, part.weights)
+                                                 part.judged_unlabeled, part.weights,
+                                                 part.weights_unlabeled)
     return Row(part.model, part.measure, judge_only,
                ppi.classical_mean(part.labels, part.weights).within(0.0, 1.0), corrected,
                len(part.judged_unlabeled), reason)

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from physgrade.changes import NOTHING, Changes, Kind
+from physgrade.judge import versions
 from physgrade.judge.client import (CallError, CredentialsError, Outcome, Reply, api_message, ask,
                                     checked)
-from physgrade.judge import versions
 from physgrade.judge.prompts import Prompts
 from physgrade.judge.purposes import PURPOSES
 from physgrade.judge.runner import Plan
@@ -77,7 +77,7 @@ def submit(project: Project, client: "anthropic.Anthropic", plan: Plan, prompts:
     if purpose.version(prompts) != plan.prompt_version:
         raise ValueError("the prompts changed since the run was planned; plan it again")
     if plan.pending:
-        purpose.record(project, plan.purpose, prompts)
+        purpose.record(project, plan, prompts)
     task = task or Task()
     ids: list[str] = []
     sent = 0

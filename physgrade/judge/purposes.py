@@ -32,10 +32,10 @@ class Purpose:
     stored: Callable[[Project, str, str], dict[str, str]]
     texts: Callable[[Prompts], tuple[str, ...]]  # the texts a version is built from
 
-    def record(self, project: Project, name: str, prompts: Prompts) -> None:
-        """Record the texts of the version about to be asked under (see
+    def record(self, project: Project, plan: Plan, prompts: Prompts) -> None:
+        """Record the texts of the version ``plan`` is about to ask under (see
         :mod:`physgrade.judge.versions`)."""
-        versions.record(project, name, self.version(prompts),
+        versions.record(project, plan.purpose, plan.prompt_version,
                         {text: prompts.texts[text] for text in self.texts(prompts)})
 
 
@@ -57,7 +57,7 @@ def run_plan(project: Project, client: "anthropic.Anthropic", plan: Plan, prompt
     if purpose.version(prompts) != plan.prompt_version:
         raise ValueError("the prompts changed since the run was planned; plan it again")
     if plan.pending:
-        purpose.record(project, plan.purpose, prompts)
+        purpose.record(project, plan, prompts)
     return run(client, plan, purpose.jobs(project, prompts, plan.pending),
                lambda job, outcome: purpose.store(project, plan.model, plan.prompt_version,
                                                   job.item_id, outcome), price, concurrency, task)

@@ -65,29 +65,46 @@ def record(project: Project, purpose: str, version: str, texts: Mapping[str, str
 
 def find(project: Project, version: str) -> PromptVersion | None:
     """One version, recorded or named by a judge's verdicts; None if the project has neither."""
-    return next((found for found in listing(project) if found.version == version), None)
+    row = project.conn.execute("SELECT purpose, base, texts, examples, created_at FROM "
+                               "prompt_versions WHERE version = ?", (version,)).fetchone()
+    judges = _judges(project, version).get(version, [])
+    if row is None:
+        return PromptVersion(version, None, None, None, (), None, tuple(judges)) if judges \
+            else None
+    return _version((version, *row), judges)
 
 
 def listing(project: Project) -> list[PromptVersion]:
     """Every version recorded or named by a language-model judge, oldest recorded first (a
     refined version after its base: a refinement records both, the base first), then the
     imported ones by name."""
-    judges: dict[str, list[tuple[str, int]]] = {}
-    for name, version, verdicts in project.conn.execute(
-            "SELECT r.name, r.prompt_version, (SELECT count(*) FROM assessments a WHERE "
-            f"a.rater_id = r.id AND a.status = 'ok') FROM raters r WHERE {is_kind(LLM)} "
-            "AND r.prompt_version != '' ORDER BY r.name"):
-        judges.setdefault(version, []).append((name, verdicts))
-    found = []
-    for version, purpose, base, texts, examples, created in project.conn.execute(
-            "SELECT version, purpose, base, texts, examples, created_at FROM prompt_versions "
-            "ORDER BY created_at, rowid"):
-        found.append(PromptVersion(version, purpose, base, json.loads(texts),
-                                   tuple(json.loads(examples)), created,
-                                   tuple(judges.pop(version, ()))))
+    judges = _judges(project)
+    found = [_version(row, judges.pop(row[0], [])) for row in project.conn.execute(
+        "SELECT version, purpose, base, texts, examples, created_at FROM prompt_versions "
+        "ORDER BY created_at, rowid")]
     found += [PromptVersion(version, None, None, None, (), None, tuple(named))
               for version, named in sorted(judges.items())]
     return found
+
+
+def _judges(project: Project, version: str | None = None) -> dict[str, list[tuple[str, int]]]:
+    """Version → the judges that answered under it, with their good verdicts (of ``version``
+    only, when given)."""
+    found: dict[str, list[tuple[str, int]]] = {}
+    for name, named, verdicts in project.conn.execute(
+            "SELECT r.name, r.prompt_version, (SELECT count(*) FROM assessments a WHERE "
+            f"a.rater_id = r.id AND a.status = 'ok') FROM raters r WHERE {is_kind(LLM)} "
+            "AND r.prompt_version != '' AND (? IS NULL OR r.prompt_version = ?) ORDER BY r.name",
+            (version, version)):
+        found.setdefault(named, []).append((name, verdicts))
+    return found
+
+
+def _version(row: tuple[Any, ...], judges: list[tuple[str, int]]) -> PromptVersion:
+    """A recorded version from its row (version, purpose, base, texts, examples, created_at)."""
+    version, purpose, base, texts, examples, created = row
+    return PromptVersion(version, purpose, base, json.loads(texts), tuple(json.loads(examples)),
+                         created, tuple(judges))
 
 
 def text(version: PromptVersion) -> str:

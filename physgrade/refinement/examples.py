@@ -61,6 +61,10 @@ class Disagreement:
     def share(self) -> float:
         return self.differing / self.n if self.n else 0.0
 
+    def as_dict(self) -> dict:
+        return {"rubric": self.rubric, "criterion": self.criterion, "differing": self.differing,
+                "n": self.n}
+
 
 def criterion_keys() -> tuple[str, ...]:
     """Every criterion an example can aim at, each key once, in rubric order."""

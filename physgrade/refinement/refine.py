@@ -166,6 +166,7 @@ class RefinementPlan:
                 "split": self.split.as_dict(), "heldout": list(self.split.heldout),
                 "examples": [e.response_id for e in self.examples],
                 "example_details": [e.as_dict() for e in self.examples],
+                "disagreements": [d.as_dict() for d in self.disagreements],
                 "criteria": list(self.settings.criteria),
                 "before_rater": self.before.rater, "after_rater": self.after.rater,
                 "own_verdicts": self.own_verdicts,
