@@ -12,13 +12,13 @@ import csv
 import hashlib
 import io
 import json
-import os
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Literal, Mapping, overload
+from typing import Any, Iterable, Iterator, Literal, Mapping, TextIO, overload
 
 from physgrade import taxonomy
+from physgrade.files import write_whole
 from physgrade.rubric import COARSE, CONCEPTUAL, PREFS, RUBRICS, ScoreError, detect_rubric
 from physgrade.tasks import Task
 
@@ -471,36 +471,36 @@ def write_records(records: Iterable[dict[str, Any]], path: str | Path, kind: str
                   task: Task | None = None) -> int:
     """Write records as JSON Lines, or CSV if ``path`` ends in .csv; returns the count.
 
-    The file appears only when complete (written aside, then renamed), so a failed or
-    cancelled export never leaves a half-written file behind.
+    The file appears only when complete (``files.write_whole``), so a failed or cancelled
+    export never leaves a half-written file behind.
     """
     path = Path(path)
     task = task or Task()
-    partial = path.with_name(f".{path.name}.partial")
     count = 0
-    try:
-        with partial.open("w", encoding="utf-8", newline="") as out:
-            if path.suffix.lower() == ".csv":
-                records = list(records)
-                columns = list(FIELDS[kind])
-                for record in records:
-                    columns += [k for k in record if k not in columns]
-                writer = csv.DictWriter(out, fieldnames=columns)
-                writer.writeheader()
 
-                def write(record: dict[str, Any]) -> None:
-                    writer.writerow({k: _csv_cell(v) for k, v in record.items()})
-            else:
-                def write(record: dict[str, Any]) -> None:
-                    out.write(json.dumps(record, ensure_ascii=False) + "\n")
-            for record in records:
-                if count % 1000 == 0:
-                    task.report(count, None, "exporting")
-                write(record)
-                count += 1
-        os.replace(partial, path)
-    finally:
-        partial.unlink(missing_ok=True)
+    def write_all(out: TextIO) -> None:
+        nonlocal count
+        rows = records
+        if path.suffix.lower() == ".csv":
+            rows = list(records)
+            columns = list(FIELDS[kind])
+            for record in rows:
+                columns += [k for k in record if k not in columns]
+            writer = csv.DictWriter(out, fieldnames=columns)
+            writer.writeheader()
+
+            def write(record: dict[str, Any]) -> None:
+                writer.writerow({k: _csv_cell(v) for k, v in record.items()})
+        else:
+            def write(record: dict[str, Any]) -> None:
+                out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        for record in rows:
+            if count % 1000 == 0:
+                task.report(count, None, "exporting")
+            write(record)
+            count += 1
+
+    write_whole(path, write_all)
     return count
 
 

@@ -10,7 +10,7 @@ import json
 from dataclasses import asdict, dataclass
 
 from physgrade.project import Project
-from physgrade.rubric import RUBRICS
+from physgrade.rubric import GRADED_RUBRICS
 from physgrade.scores import is_person
 from physgrade.template import ParsedSolution, from_stored
 
@@ -79,15 +79,27 @@ def project_info(project: Project) -> ProjectInfo:
                        graded_responses(project), candidate_pairs, decided_pairs)
 
 
-def graded_sql() -> str:
-    """The responses some person has scored on every criterion of their rubric, as a query."""
-    sizes = " ".join(f"WHEN '{key}' THEN {len(r.criteria)}" for key, r in RUBRICS.items())
-    # People first: the scores' key starts with the rater, so only people's rows are read
+def finished_sql(raters: str) -> str:
+    """A query of (rater_id, response_id) for each finished grade of the raters the SQL
+    ``raters`` selects: a response scored on every criterion of its rubric.
+
+    The one rule of "graded" for the project's counts and each grader's progress. A response
+    is scored under its question kind's rubric, so the rubric's key and size tell without
+    reading the question; the first study's coarse verdicts are no grade
+    (:data:`~physgrade.rubric.GRADED_RUBRICS`), as the grading queue sees them too.
+    """
+    sizes = " ".join(f"WHEN '{r.key}' THEN {len(r.criteria)}" for r in GRADED_RUBRICS)
+    # Raters first: the scores' key starts with the rater, so only their rows are read
     # (judges' verdicts are most of the table).
-    return ("SELECT DISTINCT s.response_id FROM scores s WHERE s.rater_id IN "
-            f"(SELECT r.id FROM raters r WHERE {is_person()}) "
+    return (f"SELECT s.rater_id, s.response_id FROM scores s WHERE s.rater_id IN ({raters}) "
             "GROUP BY s.rater_id, s.response_id, s.rubric "
             f"HAVING COUNT(*) = CASE s.rubric {sizes} END")
+
+
+def graded_sql() -> str:
+    """The responses some person has finished grading (:func:`finished_sql`), as a query."""
+    people = f"SELECT r.id FROM raters r WHERE {is_person()}"
+    return f"SELECT DISTINCT response_id FROM ({finished_sql(people)})"
 
 
 def graded_responses(project: Project) -> int:

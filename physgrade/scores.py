@@ -63,17 +63,27 @@ def ensure_rater(project: Project, name: str, kind: str,
         raise ProjectError(f"rater kind must be one of {', '.join(RATER_KINDS)}, not {kind!r}")
     if not name.strip():
         raise ProjectError("a rater needs a name")
-    row = project.conn.execute("SELECT id, kind FROM raters WHERE name = ? AND prompt_version = ?",
-                               (name, prompt_version)).fetchone()
-    if row is not None:
-        if row[1] != kind:
-            raise ProjectError(f"{name!r} is already a rater of kind {row[1]!r}, not {kind!r}")
-        return row[0], NOTHING
+    known = existing_rater(project, name, kind, prompt_version)
+    if known is not None:
+        return known, NOTHING
     created = project.conn.execute(
         "INSERT INTO raters (name, kind, prompt_version) VALUES (?, ?, ?)",
         (name, kind, prompt_version)).lastrowid
     assert created is not None  # an INSERT sets it
     return created, NEW_RATER
+
+
+def existing_rater(project: Project, name: str, kind: str, prompt_version: str = "") -> int | None:
+    """The id of the rater ``name`` if there is one, without making one; refuses one of
+    another kind than ``kind`` (a name keeps the kind it was made with), so that a plan can
+    refuse before it writes what :func:`ensure_rater` would refuse."""
+    row = project.conn.execute("SELECT id, kind FROM raters WHERE name = ? AND prompt_version = ?",
+                               (name, prompt_version)).fetchone()
+    if row is None:
+        return None
+    if row[1] != kind:
+        raise ProjectError(f"{name!r} is already a rater of kind {row[1]!r}, not {kind!r}")
+    return row[0]
 
 
 def rater_id(project: Project, name: str, kind: str, prompt_version: str = "") -> int:
@@ -131,9 +141,10 @@ def write(project: Project, rater: int, response: Scored, values: Mapping[str, i
     """Upsert a rater's assessment of a response and score rows, inside the caller's transaction.
 
     ``values`` are criterion → stored value (already validated); a note given as None keeps the
-    note a score has. ``assessment`` sets the named columns of the assessment row (``comment``,
-    ``raw``, ``status``, ``extra``); its time is always set. ``replace`` first removes every
-    score the rater gave the response. ``rubric`` defaults to the response's own.
+    note a score has, "" removes it (as :func:`set_note`). ``assessment`` sets the named columns
+    of the assessment row (``comment``, ``raw``, ``status``, ``extra``); its time is always set.
+    ``replace`` first removes every score the rater gave the response. ``rubric`` defaults to
+    the response's own.
     """
     key = rubric or response.rubric.key
     stamp = stamp or now_iso()
@@ -152,11 +163,12 @@ def write(project: Project, rater: int, response: Scored, values: Mapping[str, i
     notes = notes or {}
     conn.executemany(
         "INSERT INTO scores (rater_id, response_id, rubric, criterion, value, note, updated_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (rater_id, response_id, rubric, criterion) "
-        "DO UPDATE SET value = excluded.value, note = coalesce(excluded.note, scores.note), "
+        "VALUES (?, ?, ?, ?, ?, nullif(?, ''), ?) ON CONFLICT (rater_id, response_id, rubric, "
+        "criterion) DO UPDATE SET value = excluded.value, "
+        "note = CASE WHEN ? IS NULL THEN scores.note ELSE excluded.note END, "
         "updated_at = excluded.updated_at",
-        [(rater, response.response_id, key, criterion, value, notes.get(criterion), stamp)
-         for criterion, value in values.items()])
+        [(rater, response.response_id, key, criterion, value, notes.get(criterion), stamp,
+          notes.get(criterion)) for criterion, value in values.items()])
     return response.changes()
 
 

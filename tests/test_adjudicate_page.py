@@ -21,7 +21,8 @@ from physgrade.project import Project  # noqa: E402
 from physgrade.report.build import build_report  # noqa: E402
 from physgrade.report.options import HUMAN_CONSENSUS, ReportOptions  # noqa: E402
 from physgrade.scores import set_score  # noqa: E402
-from physgrade.team.adjudication import Decision, decisions, set_decision  # noqa: E402
+from physgrade.team.adjudication import (Decision, clear_decision, decisions,  # noqa: E402
+                                         set_decision)
 from physgrade_ui import adjudicate  # noqa: E402
 from physgrade_ui.adjudicate import AdjudicatePage  # noqa: E402
 from physgrade_ui.main_window import MainWindow  # noqa: E402
@@ -78,7 +79,7 @@ def status(window: MainWindow) -> str:
 
 
 def test_keys_decide_refuse_clear_and_move_between_disputes(window: MainWindow, demo: Path,
-                                                            qtbot) -> None:
+                                                            qtbot, monkeypatch) -> None:
     # expert-2 also gives r-0019 INT 0 (expert-1 gave 1): a second disputed criterion there
     assert window.ops.write(partial(set_score, grader="expert-2", response_id="r-0019",
                                     criterion="INT", value=0))
@@ -99,7 +100,12 @@ def test_keys_decide_refuse_clear_and_move_between_disputes(window: MainWindow, 
     keys(qtbot, window, "5")                     # INT takes 0 or 1: refused, nothing written
     assert "INT takes 0, 1" in status(window) and stored(demo, "r-0019") == {}
     assert page._editor.refusal.isVisible()
+    reads: list[str] = []                        # a key's decision reads its decisions only
+    for name in ("_read", "_reread"):
+        monkeypatch.setattr(page, name, partial(lambda read, name, *args, **kwargs: (
+            reads.append(name), read(*args, **kwargs)), getattr(page, name), name))
     keys(qtbot, window, "1")                     # INT decided; on to the next disputed one
+    assert reads == []
     assert stored(demo, "r-0019")["INT"] == Decision(1, ME, None,
                                                      stored(demo, "r-0019")["INT"].decided_at)
     assert current(page) == "COR" and "final INT = 1" in status(window)
@@ -145,8 +151,26 @@ def test_keys_decide_refuse_clear_and_move_between_disputes(window: MainWindow, 
     assert page.dispute.response_id == "r-0044"
     keys(qtbot, window, Qt.Key.Key_PageUp)
     assert page.dispute.response_id == "r-0019"
-    section = page.help_section()
-    assert section[0] == "Adjudicate" and ("N", adjudicate.KEYS[2][1]) in section[1]
+    assert "_read" not in reads                   # each dispute read as shown; the list never
+
+    # a decision on the response on show made elsewhere (another page): the table shows it
+    assert window.ops.write(partial(set_decision, adjudicator="expert-2",
+                                    response_id="r-0019", criterion="INT", value=0))
+    int_ = page.table.rows[page.item.rubric.keys.index("INT")]
+    assert "decided by expert-2" in int_.cells[3].text() and page.state.text() == "✓ Settled"
+    assert listed(page)[0].endswith("✓ settled")
+    # one by a command, then F5: the page reads it all again
+    with Project.open(demo) as project:
+        clear_decision(project, "r-0019", "INT")
+    window.refresh()
+    assert "to decide" in int_.cells[3].text() and "INT" not in page.table.decisions
+    qtbot.waitUntil(lambda: listed(page)[0].endswith("1 of 2 decided"), timeout=5_000)
+
+    window.show_shortcuts()                       # F1: this page's keys, not the workbench's
+    texts = [window.help.grid.itemAt(i).widget().text() for i in range(window.help.grid.count())]
+    assert "Adjudicate" in texts and "Grading" not in texts
+    assert all(keys in texts and what in texts for keys, what in adjudicate.KEYS)
+    window.help.hide()
 
 
 def test_the_list_follows_the_broadcast_and_the_report_takes_the_decisions(

@@ -76,6 +76,8 @@ def test_the_dialog_draws_a_sample_and_the_queue_shows_it(window: MainWindow, de
         "Draws 30 of 126 responses at random: 1 to 2 from each of 21 strata (model × topic), "
         "the same number as far as a stratum has responses.")
     assert dialog.summary.property("role") == "muted"
+    QTest.keyClick(dialog.windowHandle(), Qt.Key.Key_E, Qt.KeyboardModifier.AltModifier)
+    qtbot.waitUntil(dialog.seed.spin.hasFocus, timeout=WAIT_MS)  # Alt+E: the seed
     dialog.seed.setValue(77)
     shot(dialog, "estimation-dialog.png")
 

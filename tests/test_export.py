@@ -2,7 +2,7 @@ import pytest
 
 from conftest import PREFS_FULL, write_jsonl
 from physgrade.exporter import export_kind
-from physgrade.formats import KINDS
+from physgrade.formats import KINDS, write_records
 from physgrade.importer import import_file
 from physgrade.project import Project
 from physgrade.scores import set_score
@@ -55,3 +55,20 @@ def test_exported_grades_carry_notes_and_time(full, tmp_path):
     text = out.read_text()
     assert '"graded_at": "2026-10-03T14:21:00Z"' in text
     assert '"EXE": null' in text and "nothing to compute" in text
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".csv"])
+def test_an_export_replaces_a_file_whole_or_leaves_it_as_it_was(tmp_path, suffix):
+    out = tmp_path / f"grades{suffix}"
+    out.write_text("older export\n")
+
+    def failing():
+        yield {"response_id": "r-1", "grader": "expert-1"}
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        write_records(failing(), out, "grades")
+    assert out.read_text() == "older export\n"
+    assert [p.name for p in tmp_path.iterdir()] == [out.name]  # no partial file left behind
+    assert write_records([{"response_id": "r-1", "grader": "expert-1"}], out, "grades") == 1
+    assert "expert-1" in out.read_text() and "older" not in out.read_text()

@@ -15,6 +15,7 @@ from physgrade.queue import (BY_NO_OTHER, BY_OTHERS, GRADED, NOT_COMPLIANT, NOT_
                              Position, QueueFilter, facet_values, load_position, load_queue,
                              save_position, search)
 from physgrade.rubric import ScoreError
+from physgrade.team.progress import grader_progress
 
 
 def grade(project: Project, grader: str, response_id: str, scores: dict) -> None:
@@ -169,6 +170,23 @@ def test_a_judge_named_like_a_person_is_not_that_person(loaded):
     clear_score(loaded, "ana", "r-1", "CAL")
     assert loaded.conn.execute("SELECT value FROM scores WHERE rater_id = ? AND criterion = 'CAL'",
                                (judge,)).fetchone() == (1,)
+
+
+def test_a_persons_coarse_verdict_is_no_grade_anywhere(loaded):
+    """The project's count, the question list, the queue and each grader's progress share one
+    rule of a finished grade (queries.finished_sql): the first study's coarse verdicts are none."""
+    for criterion, value in {"answer": 1, "reasoning": 2, "calculations": 2}.items():
+        set_score(loaded, "ana", "r-1", criterion, value, rubric="coarse")
+    assert graded_responses(loaded) == 0
+    assert [row.graded for row in question_rows(loaded)] == [0, 0]
+    assert {i.response_id: i.progress for i in load_queue(loaded, "ana")}["r-1"] == NOT_STARTED
+    assert [(p.grader, p.unassigned_graded) for p in grader_progress(loaded)] == [("ana", 0)]
+
+    grade(loaded, "ana", "r-1", PREFS_FULL)
+    assert graded_responses(loaded) == 1
+    assert [row.graded for row in question_rows(loaded)] == [1, 0]
+    assert {i.response_id: i.progress for i in load_queue(loaded, "ana")}["r-1"] == GRADED
+    assert [(p.grader, p.unassigned_graded) for p in grader_progress(loaded)] == [("ana", 1)]
 
 
 def test_the_comparison_carries_every_raters_reasons(loaded):

@@ -109,6 +109,10 @@ def test_the_estimate_is_the_cores_plan_and_follows_the_choices(
     assert estimate(dialog, "Cost").startswith("about $")
     assert dialog.run_button.isEnabled() and dialog.run_button.isDefault()
     assert QApplication.focusWidget() is dialog.judge
+    dialog.activateWindow()  # Alt keys go to the active window
+    qtbot.waitUntil(dialog.isActiveWindow, timeout=10_000)
+    qtbot.keyClick(dialog, Qt.Key.Key_S, Qt.KeyboardModifier.AltModifier)  # Alt+S: the seed
+    qtbot.waitUntil(dialog.seed.spin.hasFocus, timeout=10_000)
     shot(dialog, "refine_dialog_estimate.png")
 
     dialog.examples.setValue(1)

@@ -11,7 +11,8 @@ import ppi_py
 import pytest
 from ppi_py.ppi import _calc_lam_glm
 
-from physgrade.stats.ppi import Z, Corrected, classical_mean, difference, needed, ppi_mean
+from physgrade.stats.describe import Z95
+from physgrade.stats.ppi import Corrected, classical_mean, difference, needed, ppi_mean
 
 
 def lenient_judge(rng: np.random.Generator, truth: np.ndarray, leniency: float = 0.5,
@@ -170,7 +171,7 @@ def test_a_difference_of_two_models_adds_the_standard_errors_in_quadrature():
     got = difference(a, b)
     se = math.sqrt(a.se ** 2 + b.se ** 2)
     assert got.value == pytest.approx(a.value - b.value)
-    assert got.ci95 == pytest.approx((a.value - b.value - Z * se, a.value - b.value + Z * se))
+    assert got.ci95 == pytest.approx((a.value - b.value - Z95 * se, a.value - b.value + Z95 * se))
     assert got.n == a.n + b.n
     assert got.ci95[0] > 0  # 0.7 against 0.4 on 150 grades each: clearly apart
 
@@ -202,7 +203,7 @@ def test_few_judge_only_responses_leave_little_to_gain_but_never_cost_grades():
     y, y_hat, y_hat_unlabeled, _ = study(8, graded=400, leniency=0.05)
     many = needed(y, y_hat, y_hat_unlabeled, 0.02)
     few = needed(y, y_hat, y_hat_unlabeled[:100], 0.02)
-    assert few.experts_only == many.experts_only == math.ceil((Z * y.std() / 0.02) ** 2)
+    assert few.experts_only == many.experts_only == math.ceil((Z95 * y.std() / 0.02) ** 2)
     assert many.corrected < 0.5 * many.experts_only
     # lam falls as the grades outnumber the judge-only responses, down to the experts alone.
     assert many.corrected < few.corrected <= few.experts_only

@@ -115,6 +115,7 @@ def test_assigning_again_adds_new_responses_and_never_moves_one(study: Project) 
     # A fourth grader joins: new responses only, and the newcomer catches up first.
     second = plan(study, [*TEAM, "dan"], 0.2, seed=1)
     assert second.responses() == 84
+    assert second.before == {**first.counts(), "dan": 0}  # what the newcomer catches up on
     assert not {response for response, _ in second.rows} & {response for response, _ in before}
     assert second.counts()["dan"] > max(n for g, n in second.counts().items() if g != "dan")
     for grader, per_model in second.by_facet("model").items():  # catching up over all models

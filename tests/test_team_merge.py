@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import getpass
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -190,6 +191,9 @@ def test_keeping_the_projects_value_settles_it_for_good(demo, study):
             resolve(project, [conflict.id], "both", "dana")
         with pytest.raises(ProjectError, match="no conflict 999"):
             resolve(project, [conflict.id, 999], KEEP_PROJECT, "dana")
+        project.conn.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 999)  # as old builds
+        with pytest.raises(ProjectError, match="no conflict 1000000, 1000001, "):
+            resolve(project, [conflict.id, *range(10**6, 10**6 + 1000)], KEEP_PROJECT, "dana")
         changes = resolve(project, [conflict.id], KEEP_PROJECT, "dana")
         assert changes.kinds == {"conflicts"} and changes.responses == {key[1]}
         assert human_scores(project)[key][0] == ours

@@ -108,6 +108,23 @@ def test_different_notes_on_one_value_are_a_conflict_the_same_note_is_not(demo, 
         assert merge(project, [study["expert-1"]]).packs[0].already
 
 
+def test_keeping_a_packs_score_without_a_note_removes_the_projects_note(demo, study):
+    key = expert_scores(study["expert-1"])[0]
+    with Project.open(demo) as project:
+        old = human_scores(project)[key][0]
+        set_note(project, key[0], key[1], key[3], "ours", rubric=key[2])
+    with Project.open(study["expert-1"]) as pack:
+        score(pack, key, new := value_besides(pack, key, old))
+        set_note(pack, key[0], key[1], key[3], "", rubric=key[2])
+    with Project.open(demo) as project:
+        [conflict] = merge(project, [study["expert-1"]]).conflicts
+        assert (conflict.project_note, conflict.pack_value, conflict.pack_note) == \
+            ("ours", new, None)
+        resolve(project, [conflict.id], KEEP_PACK, "dana")
+        assert human_scores(project)[key] == (new, None)
+        assert merge(project, [study["expert-1"]]).packs[0].already
+
+
 # -- (2) a pack merged, then graded further ------------------------------------------------------
 
 

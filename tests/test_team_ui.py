@@ -80,6 +80,10 @@ def test_the_preview_is_the_plan_and_assign_stores_it(window: MainWindow, demo: 
     qtbot.waitExposed(dialog)
     dialog.graders.clear()
     qtbot.keyClicks(dialog.graders, ", ".join(GRADERS))
+    dialog.activateWindow()  # Alt keys go to the active window
+    qtbot.waitUntil(dialog.isActiveWindow, timeout=WAIT_MS)
+    qtbot.keyClick(dialog, Qt.Key.Key_S, Qt.KeyboardModifier.AltModifier)  # Alt+S: the seed
+    qtbot.waitUntil(dialog.seed.spin.hasFocus, timeout=WAIT_MS)
     dialog.seed.setValue(SEED)
     planned(qtbot, dialog)
     with Project.open(demo) as project:
@@ -90,6 +94,7 @@ def test_the_preview_is_the_plan_and_assign_stores_it(window: MainWindow, demo: 
     assert dialog.summary.text() == expected.text()
     assert column(dialog.per_grader_table, "New") == {
         name: str(count) for name, count in expected.counts().items()}
+    assert column(dialog.per_grader_table, "Assigned before") == {name: "0" for name in GRADERS}
     by_model = expected.by_facet("model")
     assert column(dialog.facet_tables["model"], "carol") == {
         model: str(count) for model, count in by_model["carol"].items()}
@@ -181,6 +186,27 @@ def test_make_grader_packs_writes_a_pack_per_grader(window: MainWindow, demo: Pa
     dialog.accept()
     assert dialog.isVisible() and "already" in dialog.error.text()
     assert window.ops.worker is None
+
+
+def test_the_packs_dialog_checks_the_paths_the_packs_are_written_to(
+        window: MainWindow, demo: Path, qtbot, tmp_path: Path, errors: list[str]) -> None:
+    # "Carol" and "carol" make one slug: the second pack is written to demo-carol-2.physgrade,
+    # and that is the file the dialog finds in the way (not only demo-carol.physgrade).
+    with Project.open(demo) as project:
+        assign.apply(project, assign.plan(project, ("Carol", "carol"), 0, seed=SEED))
+    folder = tmp_path / "packs"
+    folder.mkdir()
+    (folder / "demo-carol-2.physgrade").write_text("someone's file")
+    dialog = window.make_grader_packs()
+    assert isinstance(dialog, PacksDialog)
+    assert [dialog.graders.item(row).text().split()[-1] for row in range(2)] == [
+        "demo-carol.physgrade", "demo-carol-2.physgrade"]
+    dialog.folder.setText(str(folder))
+    dialog.accept()
+    assert dialog.isVisible() and "demo-carol-2.physgrade is in that folder already" in \
+        dialog.error.text()
+    assert window.ops.worker is None and errors == []
+    assert [path.name for path in folder.iterdir()] == ["demo-carol-2.physgrade"]
 
 
 def test_a_merge_with_conflicts_opens_them_and_keys_settle_them(

@@ -32,6 +32,7 @@ from physgrade.rubric import RUBRICS, Criterion, Rubric, value_text
 from physgrade.tasks import Task
 from physgrade.team.adjudication import (Decision, Dispute, Scoring, clear_decision,
                                          decisions, disputes, scorings, set_decision)
+from physgrade.wording import count
 from physgrade_ui import preferences, reading, style
 from physgrade_ui.operations import Operations, Write
 from physgrade_ui.pages import Section
@@ -508,9 +509,16 @@ class AdjudicatePage(QWidget):
 
     def apply(self, changes: Changes) -> None:
         """Scores, decisions or raters changed: the dispute on show is read again now, the
-        list in the background (a dispute settled stays listed, marked settled)."""
+        list in the background (a dispute settled stays listed, marked settled). Decisions on
+        the dispute on show alone (each key's) change only its decisions and its marker: those
+        are read again, and nothing else."""
         if not changes.touches(Kind.SCORES, Kind.ADJUDICATIONS, Kind.RATERS, Kind.QUESTIONS,
                                Kind.RESPONSES):
+            return
+        if (self.dispute is not None and self.item is not None
+                and changes.kinds == {Kind.ADJUDICATIONS}
+                and changes.responses == {self.dispute.response_id}):
+            self._show_decisions(keep_current=True)
             return
         if self.dispute is not None and (changes.responses is None
                                          or self.dispute.response_id in changes.responses):
@@ -674,9 +682,9 @@ class AdjudicatePage(QWidget):
             self.position.setText("")
             return
         settled = sum(1 for dispute in self.found if dispute.settled)
-        count = len(self.found)
-        self.stats.setText(f"{count:,} disputed response{'' if count == 1 else 's'}   ·   "
-                           f"{settled:,} settled   ·   {count - settled:,} to settle")
+        total = len(self.found)
+        self.stats.setText(f"{count(total, 'disputed response')}   ·   "
+                           f"{settled:,} settled   ·   {total - settled:,} to settle")
         row = self.list.currentRow()
         self.position.setText(f"{row + 1:,} of {self.list.count():,}" if row >= 0 else "")
 
@@ -721,8 +729,7 @@ class AdjudicatePage(QWidget):
                            + f" · graded by {', '.join(s.grader for s in scored)}")
         self.state.setText("✓ Settled" if self.dispute.settled else
                            state_text(self.dispute).capitalize())
-        self.state.setProperty("state", "done" if self.dispute.settled else "open")
-        self.state.style().polish(self.state)
+        restyle(self.state, "state", "done" if self.dispute.settled else "open")
         comments = [(s.grader, s.comment) for s in scored if s.comment]
         self.comments.setText("".join(f"<p><b>{escape(who)}</b><br>{escape(text)}</p>"
                                       for who, text in comments))
@@ -809,8 +816,8 @@ class AdjudicatePage(QWidget):
         """After a decision: the next disputed criterion still to decide (else simply the next
         disputed one), wrapping round."""
         keys = [row.criterion.key for row in self.table.rows]
-        count = len(keys)
-        order = [(self.table.current + offset) % count for offset in range(1, count + 1)]
+        rows = len(keys)
+        order = [(self.table.current + offset) % rows for offset in range(1, rows + 1)]
         disputed = [i for i in order if keys[i] in self.table.disputed]
         open_ = [i for i in disputed if keys[i] not in self.table.decisions]
         if open_ or disputed:
@@ -819,15 +826,15 @@ class AdjudicatePage(QWidget):
     def _next_row(self) -> int | None:
         """The list row of the next unsettled dispute after the one on show (wrapping round);
         once every one is settled, simply the next row. None: nowhere to go."""
-        row, count = self.list.currentRow(), self.list.count()
+        row, rows = self.list.currentRow(), self.list.count()
         if row < 0:
             return None
         listed = self.listed
-        for offset in range(1, count):
-            candidate = (row + offset) % count
+        for offset in range(1, rows):
+            candidate = (row + offset) % rows
             if not listed[candidate].settled:
                 return candidate
-        return row + 1 if row + 1 < count and listed[row].settled else None
+        return row + 1 if row + 1 < rows and listed[row].settled else None
 
     def next_dispute(self) -> None:
         """Enter / → / PgDn: the next unsettled dispute."""

@@ -14,7 +14,6 @@ A read may end after its dialog was closed: its result is dropped (:func:`while_
 
 from __future__ import annotations
 
-import random
 import sqlite3
 from dataclasses import dataclass
 from functools import partial
@@ -43,7 +42,7 @@ from physgrade.team.merge import KEEP_PACK, KEEP_PROJECT, Conflict, MergeResult
 from physgrade.team.packs import PackMade
 from physgrade_ui import grader
 from physgrade_ui.operations import Operations
-from physgrade_ui.widgets import MAX_SEED, SmallTable, label, local_time, named_shortcut
+from physgrade_ui.widgets import SeedField, SmallTable, label, local_time, named_shortcut
 from physgrade_ui.workers import Worker
 
 #: The preview waits for typing to pause this long (milliseconds) before planning again.
@@ -100,19 +99,17 @@ class AssignRequest:
 
 @dataclass(frozen=True, slots=True)
 class Preview:
-    """A request's plan, and how many responses each of its graders had before it."""
+    """A request's plan (which says how many responses each grader had before it)."""
 
     request: AssignRequest
     plan: AssignmentPlan
-    before: dict[str, int]
 
 
 def preview(request: AssignRequest, project: Project, task: Task) -> Preview:
-    plan = assign.plan(project, request.graders, request.overlap,
-                       per_grader=request.per_grader, seed=request.seed,
-                       report_filter=request.report_filter(), sample=request.sample, task=task)
-    return Preview(request, plan, {name: len(assign.assigned(project, name))
-                                   for name in plan.graders})
+    return Preview(request, assign.plan(project, request.graders, request.overlap,
+                                        per_grader=request.per_grader, seed=request.seed,
+                                        report_filter=request.report_filter(),
+                                        sample=request.sample, task=task))
 
 
 def apply_plan(plan: AssignmentPlan, project: Project, task: Task) -> Changes:
@@ -241,11 +238,9 @@ class AssignDialog(QDialog):
         self.per_grader.setSuffix(" responses")
         self.per_grader.setGroupSeparatorShown(True)
         self.per_grader.setToolTip("At most this many new responses each (0: all)")
-        self.seed = QSpinBox(self)
-        self.seed.setRange(0, MAX_SEED)
-        self.seed.setValue(random.SystemRandom().randrange(0, 1_000_000))
-        self.seed.setToolTip("The same seed, graders and responses give the same split")
-        for spin in (self.overlap, self.per_grader, self.seed):
+        self.seed = SeedField("Ne&w seed", "The same seed, graders and responses give the same "
+                              "split", self)
+        for spin in (self.overlap, self.per_grader, self.seed.spin):
             spin.setMinimumWidth(160)
             spin.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
         #: ReportFilter field -> the list of its values to tick
@@ -338,7 +333,7 @@ class AssignDialog(QDialog):
         self.timer.setInterval(PREVIEW_DELAY_MS)
         self.timer.timeout.connect(self.update_preview)
         self.graders.textChanged.connect(self.schedule_preview)
-        for spin in (self.overlap, self.per_grader, self.seed):
+        for spin in (self.overlap, self.per_grader, self.seed.spin):
             spin.valueChanged.connect(self.schedule_preview)
         for check_list in self.filters.values():
             check_list.itemChanged.connect(self.schedule_preview)
@@ -395,8 +390,8 @@ class AssignDialog(QDialog):
         self.summary.show()
         counts = plan.counts()
         self.per_grader_table.fill(
-            [(name, shown.before[name], counts.get(name, 0),
-              shown.before[name] + counts.get(name, 0)) for name in plan.graders])
+            [(name, plan.before[name], counts[name], plan.before[name] + counts[name])
+             for name in plan.graders])
         for facet, field, _list, _tab in FACETS:
             by_grader = plan.by_facet(facet)
             found = {value for counts_of in by_grader.values() for value in counts_of}
@@ -479,7 +474,8 @@ class PacksDialog(QDialog):
         folder.addWidget(self.folder, 1)
         folder.addWidget(browse)
         self.graders = CheckList(assignees, True, self, {
-            name: f"{name}   →   {packs.pack_name(project, name)}" for name in assignees})
+            name: f"{name}   →   {path.name}"
+            for name, path in zip(assignees, packs.pack_paths(project, Path(), assignees))})
         self.blind = QCheckBox("B&lind: leave out judge verdicts and colleagues' grades", self)
         self.blind.setChecked(True)
         self.error = label("", "error", self)
@@ -527,8 +523,8 @@ class PacksDialog(QDialog):
         folder = Path(self.folder.text().strip()).expanduser()
         chosen = self.graders.ordered()
         project = self.ops.project
-        taken = [name for name in (packs.pack_name(project, grader) for grader in chosen)
-                 if (folder / name).exists()] if project is not None else []
+        taken = [path.name for path in packs.pack_paths(project, folder, chosen)
+                 if path.exists()] if project is not None else []
         if not self.folder.text().strip() or not folder.is_dir():
             self._refuse("Choose an existing folder for the packs.")
         elif not chosen:

@@ -363,6 +363,9 @@ class SeedField(QWidget):
         layout.addWidget(self.spin)
         layout.addWidget(self.new)
         layout.addStretch(1)
+        # A label's mnemonic focuses its buddy only if the buddy takes focus itself: the field
+        # does, and hands it to the spin box.
+        self.setFocusPolicy(self.spin.focusPolicy())
         self.setFocusProxy(self.spin)
         self.fill_new()
 

@@ -16,9 +16,8 @@ from physgrade.estimation.sample import EstimationSample
 from physgrade.project import Project
 from physgrade.report import build, plots
 from physgrade.report.model import Cell, Figure, Section, Table
-from physgrade.report.options import HUMAN_CONSENSUS, ReportOptions
+from physgrade.report.options import HUMAN_CONSENSUS, ReportOptions, language_model_judges
 from physgrade.score_tables import ScoreData
-from physgrade.scores import LLM
 from physgrade.stats.estimate import Estimate
 from physgrade.tasks import Task
 from physgrade.wording import sentence
@@ -38,7 +37,7 @@ def corrected_section(project: Project, data: ScoreData, options: ReportOptions,
     only when named, assumed random, and the section says so first. None when the project
     has no such sample, or the report has no judge or no people's grades. A sample name the
     project does not have raises ProjectError."""
-    judges = _language_model_judges(data)
+    judges = language_model_judges(data)
     reference = build.main_reference(data)
     chosen = _chosen_sample(project, options.sample)
     if not judges or reference is None or chosen is None:
@@ -46,10 +45,8 @@ def corrected_section(project: Project, data: ScoreData, options: ReportOptions,
     found = []
     for step, judge in enumerate(judges):
         task.report(step, len(judges), f"correcting {judge}'s scores")
-        found.append(estimation.estimate(
-            project, judge, chosen.name,
-            estimation.CONSENSUS if reference == HUMAN_CONSENSUS else reference,
-            assume_random=not chosen.random, task=task, data=data))
+        found.append(estimation.estimate(project, judge, chosen.name, reference,
+                                         assume_random=not chosen.random, task=task, data=data))
     tables, figures = [], []
     for result in found:
         judge_tables, figure = _judge_tables(result)
@@ -57,13 +54,6 @@ def corrected_section(project: Project, data: ScoreData, options: ReportOptions,
         figures.append(figure)
     return Section(f"{number}. {TITLE}", _intro(chosen, reference, options), tables, figures,
                    f"{number}. Corrected scores")
-
-
-def _language_model_judges(data: ScoreData) -> list[str]:
-    """The report's judges that are language models, in report order."""
-    scores = data.scores
-    models = set(scores.loc[scores["rater_kind"] == LLM, "rater"].astype(str))
-    return [judge for judge in data.judges if judge in models]
 
 
 def _chosen_sample(project: Project, name: str | None) -> EstimationSample | None:

@@ -18,7 +18,7 @@ The experts are the report's main reference (:func:`physgrade.report.build.main_
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Collection, Sequence
+from typing import Collection, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -30,7 +30,7 @@ from physgrade.refinement import refine
 from physgrade.refinement.refine import Refinement
 from physgrade.report import build, plots
 from physgrade.report.model import Cell, Figure, Section, Table
-from physgrade.report.options import rater_label
+from physgrade.report.options import language_model_judges, rater_label
 from physgrade.rubric import GRADED_RUBRICS, Rubric
 from physgrade.score_tables import ScoreData
 from physgrade.scores import LLM, is_kind
@@ -240,11 +240,18 @@ def stage_shares(data: ScoreData, rater: str, rubric: Rubric) -> pd.DataFrame:
     return pd.DataFrame(shares, index=values.index, columns=list(rubric.stages))
 
 
-def stage_leniency(data: ScoreData, judge: str, reference: str) -> list[StageLeniency]:
-    """Judge − reference per stage, for each rubric both scored some response with."""
+def reference_stage_shares(data: ScoreData, reference: str) -> dict[str, pd.DataFrame]:
+    """rubric key → the reference's :func:`stage_shares`, made once for every judge's card."""
+    return {rubric.key: stage_shares(data, reference, rubric) for rubric in GRADED_RUBRICS}
+
+
+def stage_leniency(data: ScoreData, judge: str,
+                   reference: Mapping[str, pd.DataFrame]) -> list[StageLeniency]:
+    """Judge − reference per stage, for each rubric both scored some response with;
+    ``reference``: the reference's :func:`reference_stage_shares`."""
     found = []
     for rubric in GRADED_RUBRICS:
-        theirs, mine = stage_shares(data, reference, rubric), stage_shares(data, judge, rubric)
+        theirs, mine = reference[rubric.key], stage_shares(data, judge, rubric)
         rows = []
         for stage in rubric.stages:
             both = pd.concat({"reference": theirs[stage], "judge": mine[stage]}, axis=1,
@@ -299,27 +306,30 @@ def agreement(data: ScoreData, judge: str, reference: str, version: str,
     both = build.paired(data, judge, reference, "score_pct")
     made_by = next((r for r in reversed(history) if r.after == judge), None)
     latest = next((r for r in reversed(history) if judge in (r.before, r.after)), None)
-    return Agreement(judge, version, first_assessed, len(both), final,
-                     exact_agreement(data, judge, reference),
+    same = same_values(data, judge, reference)
+    return Agreement(judge, version, first_assessed, len(both), final, exact_agreement(same),
                      mean_difference(both["judge"].to_numpy(float),
                                      both["reference"].to_numpy(float), (-1, 1)),
                      made_by,
-                     NOT_REFINED if latest is None else
-                     exact_agreement(data, judge, reference, latest.heldout))
+                     NOT_REFINED if latest is None else exact_agreement(same, latest.heldout))
 
 
-def exact_agreement(data: ScoreData, judge: str, reference: str,
-                    responses: Collection[str] | None = None) -> Estimate:
-    """The share of criteria on which both gave the same value, over every criterion both
-    scored with a number, averaged over responses (only ``responses``, when given): each
-    response counts once, so the interval allows for the criteria of one response going
-    together."""
+def same_values(data: ScoreData, judge: str, reference: str) -> pd.Series:
+    """Whether both gave the same value, a row per criterion both scored with a number, indexed
+    by response: pooled once, for :func:`exact_agreement` on every response and on those held
+    out."""
     graded = {rubric.key for rubric in GRADED_RUBRICS}
     same = [both[reference] == both[judge]
             for (rubric, criterion) in data.by_criterion if rubric in graded
             for both in [score_tables.criterion_ratings(data, rubric, criterion,
                                                         [reference, judge]).dropna()]]
-    pooled = pd.concat(same) if same else pd.Series(dtype=bool)
+    return pd.concat(same) if same else pd.Series(dtype=bool)
+
+
+def exact_agreement(pooled: pd.Series, responses: Collection[str] | None = None) -> Estimate:
+    """The share of criteria on which both gave the same value (``pooled``: :func:`same_values`),
+    averaged over responses (only ``responses``, when given): each response counts once, so
+    the interval allows for the criteria of one response going together."""
     if responses is not None:
         pooled = pooled[pooled.index.isin(list(responses))]
     if pooled.empty:
@@ -421,14 +431,14 @@ def judge_cards(project: Project, data: ScoreData, task: Task | None = None) -> 
     scored without one first, then by version."""
     task = task or Task()
     reference = build.main_reference(data)
+    judges = language_model_judges(data)
+    if reference is None or not judges:
+        return []
     made = {rater_label(name, version): (name, version, first) for name, version, first in
             project.conn.execute(
                 "SELECT r.name, r.prompt_version, MIN(a.assessed_at) FROM raters r "
                 f"LEFT JOIN assessments a ON a.rater_id = r.id WHERE {is_kind(LLM)} "
                 "GROUP BY r.id")}
-    judges = [judge for judge in data.judges if judge in made]
-    if reference is None or not judges:
-        return []
     lengths = pd.read_sql_query("SELECT id, length(response) AS chars FROM responses",
                                 project.conn, index_col="id")["chars"]
     history = refine.refinements(project)
@@ -437,13 +447,14 @@ def judge_cards(project: Project, data: ScoreData, task: Task | None = None) -> 
         task.report(done, 2 * len(judges), f"agreement of {judge}")
         agreements[judge] = agreement(data, judge, reference, made[judge][1],
                                       made[judge][2], history)
+    theirs = reference_stage_shares(data, reference)
     cards = []
     for done, judge in enumerate(judges, start=len(judges)):
         task.report(done, 2 * len(judges), f"judge card for {judge}")
         versions = sorted((agreements[other] for other in judges
                            if made[other][0] == made[judge][0]),
                           key=lambda a: (a.first_assessed or "", a.version))
-        stages = stage_leniency(data, judge, reference)
+        stages = stage_leniency(data, judge, theirs)
         length = length_bias(data, judge, reference, lengths)
         cards.append(JudgeCard(judge, reference, stages, length, versions,
                                findings(agreements[judge], stages, length, reference)))

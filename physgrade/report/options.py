@@ -8,10 +8,14 @@ these choices without loading any of them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING
 
 from physgrade.project import Project
-from physgrade.scores import HUMAN
+from physgrade.scores import HUMAN, LLM
 from physgrade.taxonomy import BLOOM_COGNITIVE, KINDS, TOPICS, in_vocabulary_order
+
+if TYPE_CHECKING:
+    from physgrade.score_tables import ScoreData
 
 #: The rater that stands for the people's agreed grade (see :func:`physgrade.score_tables.consensus`).
 HUMAN_CONSENSUS = "human consensus"
@@ -74,6 +78,13 @@ class ReportFilter:
 def rater_label(name: str, prompt_version: str) -> str:
     """How a rater is named in reports: a judge under another prompt version is another rater."""
     return f"{name} [{prompt_version}]" if prompt_version else name
+
+
+def language_model_judges(data: ScoreData) -> list[str]:
+    """The report's judges that are language models (not the rule checker), in report order,
+    read off the first of each judge's own scores (``ScoreData.by_rater``, grouped once for
+    the whole report), which carry its kind: no scan of every score, no query."""
+    return [judge for judge in data.judges if data.by_rater[judge]["rater_kind"].iat[0] == LLM]
 
 
 @dataclass(frozen=True, slots=True)

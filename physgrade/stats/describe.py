@@ -19,6 +19,8 @@ from physgrade.stats.estimate import Estimate
 
 #: Confidence level of every interval here.
 LEVEL = 0.95
+#: The normal quantile of a two-sided interval at :data:`LEVEL` (1.96), for normal (z) intervals.
+Z95 = float(stats.norm.ppf(0.5 + LEVEL / 2))
 
 Bounds = tuple[float, float] | None
 
@@ -88,5 +90,5 @@ def _interval(value: float, standard_error: float, df: float, n: int, bounds: Bo
     """``value`` with its t interval (computed here rather than by scipy's t tests, which warn
     about precision when a group's values are all equal although the interval is well defined)."""
     half = stats.t.ppf(0.5 + LEVEL / 2, df) * standard_error
-    low, high = bounds or (-np.inf, np.inf)
-    return Estimate(value, (max(value - half, low), min(value + half, high)), n)
+    found = Estimate(value, (value - half, value + half), n)
+    return found.within(*bounds) if bounds else found

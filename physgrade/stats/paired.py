@@ -15,10 +15,9 @@ from scipy import stats
 from sklearn.metrics import confusion_matrix as _sklearn_confusion_matrix
 from statsmodels.stats.contingency_tables import mcnemar
 
-from physgrade.stats.describe import mean, proportion
+from physgrade.stats.describe import Z95, mean, proportion
 from physgrade.stats.estimate import Estimate
 
-Z95 = float(stats.norm.ppf(0.975))
 TOO_FEW_FOR_CI = "a confidence interval needs at least {} pairs"
 
 

@@ -26,13 +26,9 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.stats import norm
 
-from physgrade.stats.describe import LEVEL
+from physgrade.stats.describe import Z95
 from physgrade.stats.estimate import Estimate
-
-#: The normal quantile of a two-sided interval at :data:`LEVEL` (1.96).
-Z = float(norm.ppf(0.5 + LEVEL / 2))
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +84,7 @@ def classical_mean(labels: ArrayLike, weights: ArrayLike | None = None) -> Estim
     se = float(weighted.std()) / math.sqrt(n)
     if se == 0:
         return Estimate(value, None, n, "all expert grades are equal, so there is no interval")
-    return Estimate(value, (value - Z * se, value + Z * se), n)
+    return Estimate(value, (value - Z95 * se, value + Z95 * se), n)
 
 
 def ppi_mean(labels: ArrayLike, judged_labeled: ArrayLike, judged_unlabeled: ArrayLike,
@@ -118,7 +114,7 @@ def ppi_mean(labels: ArrayLike, judged_labeled: ArrayLike, judged_unlabeled: Arr
         effective_n = min(classical_variance / se ** 2, float(n + n_unlabeled))
     else:
         effective_n = float(n if classical_variance == 0 else n + n_unlabeled)
-    return Corrected(value, (value - Z * se, value + Z * se), se, n, n_unlabeled, float(lam),
+    return Corrected(value, (value - Z95 * se, value + Z95 * se), se, n, n_unlabeled, float(lam),
                      effective_n)
 
 
@@ -130,7 +126,7 @@ def difference(a: Corrected, b: Corrected) -> Estimate:
     n = a.n + b.n
     if se == 0:
         return Estimate(value, None, n, "no spread in the grades, so no interval")
-    return Estimate(value, (value - Z * se, value + Z * se), n)
+    return Estimate(value, (value - Z95 * se, value + Z95 * se), n)
 
 
 def needed(labels: ArrayLike, judged_labeled: ArrayLike, judged_unlabeled: ArrayLike,
@@ -158,7 +154,7 @@ def needed(labels: ArrayLike, judged_labeled: ArrayLike, judged_unlabeled: Array
     if spread == 0:
         return Needed(None, None, "the expert grades so far are all equal, so their spread "
                                   "(and the number needed) cannot be estimated yet")
-    target = (half_width / Z) ** 2
+    target = (half_width / Z95) ** 2
     experts_only = max(2, math.ceil(spread / target))
     covariance = float(np.mean((graded - graded.mean()) * (judge - judge.mean())))
     judge_spread = float(judge.var())

@@ -24,7 +24,7 @@ from physgrade.estimation import sample as estimation_sample
 from physgrade.project import Project, ProjectError, now_iso
 from physgrade.queue import NO_VALUE
 from physgrade.report.options import FILTER_FIELDS, ReportFilter
-from physgrade.scores import HUMAN, ensure_rater, is_grader, person_id
+from physgrade.scores import HUMAN, ensure_rater, existing_rater, is_grader, person_id
 from physgrade.tasks import Task
 from physgrade.wording import count
 
@@ -55,6 +55,8 @@ class AssignmentPlan:
                                                   repr=False)
     #: The estimation sample the responses were taken from, if the plan was narrowed to one.
     sample: str | None = None
+    #: grader -> how many responses they were assigned before this plan (what it evened out)
+    before: Mapping[str, int] = field(default_factory=dict, compare=False, repr=False)
 
     def responses(self) -> int:
         """Distinct responses newly assigned."""
@@ -117,7 +119,8 @@ def plan(project: Project, graders: Sequence[str], overlap: float, *,
     loads = _existing_loads(project, names)
     rows = _deal(order, pool, names, share, loads, per_grader)
     return AssignmentPlan(names, float(overlap), per_grader, seed, report_filter, tuple(rows),
-                          {response: pool[response] for response, _ in rows}, sample)
+                          {response: pool[response] for response, _ in rows}, sample,
+                          dict(zip(names, loads)))
 
 
 def _check(project: Project, graders: Sequence[str], overlap: float, per_grader: int | None,
@@ -148,10 +151,7 @@ def _check(project: Project, graders: Sequence[str], overlap: float, per_grader:
                            f"{', '.join(FILTER_FIELDS[f] for f in FILTER_COLUMNS)}, not by "
                            f"{' or '.join(FILTER_FIELDS[f] for f in unused)}")
     for name in names:
-        row = project.conn.execute("SELECT kind FROM raters WHERE name = ? AND "
-                                   "prompt_version = ''", (name,)).fetchone()
-        if row is not None and row[0] != HUMAN:
-            raise ProjectError(f"{name!r} is already a rater of kind {row[0]!r}, not a person")
+        existing_rater(project, name, HUMAN)  # refused now, not when the plan is stored
     return names
 
 
@@ -198,13 +198,11 @@ def _stratified(pool: Mapping[str, tuple[str, str]], rng: random.Random) -> list
 
 
 def _existing_loads(project: Project, graders: tuple[str, ...]) -> list[int]:
-    """How many responses each grader is assigned already."""
-    loads = []
-    for name in graders:
-        rater = person_id(project, name)
-        loads.append(0 if rater is None else project.conn.execute(
-            "SELECT COUNT(*) FROM assignments WHERE grader_id = ?", (rater,)).fetchone()[0])
-    return loads
+    """How many responses each grader is assigned already (one query for them all)."""
+    loads = dict(project.conn.execute(
+        f"SELECT r.name, COUNT(*) FROM assignments a JOIN raters r ON r.id = a.grader_id "
+        f"WHERE {is_grader()} GROUP BY r.name"))
+    return [loads.get(name, 0) for name in graders]
 
 
 def _quotas(loads: list[int], rows: int, most: int) -> list[int]:

@@ -21,6 +21,7 @@ statements), with the decision per score written once, in :data:`_ACTION`.
 from __future__ import annotations
 
 import hashlib
+import json
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
@@ -127,6 +128,7 @@ class _Read:
     read_from: int            # the project's history_merged of the pack when it was read
     merged_mark: str | None   # the pack's history row there
     last_mark: str | None     # its last history row
+    sha256: str               # of the file as read
 
 
 def merge(project: Project, paths: Sequence[Path], task: Task | None = None) -> MergeResult:
@@ -234,13 +236,14 @@ def _read_pack(project: Project, path: Path, index: int) -> _Read:
             last_history = _copy_pack(conn, index, row[0])
             merged_mark, last_mark = (_mark(conn, f"{_SCHEMA}.score_history", row[0]),
                                       _mark(conn, f"{_SCHEMA}.score_history", last_history))
+            sha256 = _sha256(path)  # while the snapshot is read: the file as copied
         finally:
             conn.execute("COMMIT")  # of the temporary tables alone
     except sqlite3.Error as exc:
         raise ProjectError(f"cannot read {name} as a pack: {exc}; nothing merged") from exc
     finally:
         conn.execute(f"DETACH {_SCHEMA}")
-    return _Read(index, path, pack_origin, last_history, row[0], merged_mark, last_mark)
+    return _Read(index, path, pack_origin, last_history, row[0], merged_mark, last_mark, sha256)
 
 
 def _mark(conn: sqlite3.Connection, table: str, history_id: int, *where: str) -> str | None:
@@ -364,7 +367,7 @@ def _merge_pack(project: Project, pack: _Read, task: Task) -> tuple[PackMerged, 
     if changed:
         conn.execute("INSERT INTO merges (pack_id, file_name, sha256, merged_at, applied, "
                      "conflicts) VALUES (?, ?, ?, ?, ?, ?)",
-                     (pack_id, name, _sha256(pack.path), now_iso(), applied, conflicts))
+                     (pack_id, name, pack.sha256, now_iso(), applied, conflicts))
     return PackMerged(name, pack.origin.grader, applied, conflicts, history, not changed), changes
 
 
@@ -612,18 +615,20 @@ def resolve(project: Project, conflict_ids: Iterable[int], keep: str, by: str) -
     if not ids:
         raise ValueError("no conflict named")
     conn = project.conn
-    found = {row[3]: row for row in conn.execute(
-        f"SELECT c.resolution, c.pack_id, c.rater_id, {_CONFLICT_FIELDS} FROM {_CONFLICT_TABLES} "
-        f"WHERE c.id IN ({', '.join('?' * len(ids))})", ids)}
-    unknown = [i for i in ids if i not in found]
-    if unknown:
-        raise ProjectError(f"no conflict {', '.join(map(str, unknown))} in this project")
-    settled = [i for i in ids if found[i][0] is not None]
-    if settled:
-        raise ProjectError(f"conflict {', '.join(map(str, settled))} "
-                           f"{'is' if len(settled) == 1 else 'are'} already resolved")
     changes = NOTHING
-    with project.transaction():
+    with project.transaction():  # read under the write lock: nobody settles them meanwhile
+        # The ids as one JSON parameter: any number of them, past SQLite's variable limit.
+        found = {row[3]: row for row in conn.execute(
+            f"SELECT c.resolution, c.pack_id, c.rater_id, {_CONFLICT_FIELDS} FROM "
+            f"{_CONFLICT_TABLES} WHERE c.id IN (SELECT value FROM json_each(?))",
+            (json.dumps(ids),))}
+        unknown = [i for i in ids if i not in found]
+        if unknown:
+            raise ProjectError(f"no conflict {', '.join(map(str, unknown))} in this project")
+        settled = [i for i in ids if found[i][0] is not None]
+        if settled:
+            raise ProjectError(f"conflict {', '.join(map(str, settled))} "
+                               f"{'is' if len(settled) == 1 else 'are'} already resolved")
         for conflict_id in ids:
             _, pack_id, rater, *fields = found[conflict_id]
             conflict = _conflict(fields)
@@ -654,9 +659,7 @@ def _keep_pack(project: Project, response: Scored, conflict: Conflict, rater: in
         value = RUBRICS[conflict.rubric].validate_one(conflict.criterion, conflict.pack_value,
                                                       response.multiple_choice)
         write(project, rater, response, {conflict.criterion: value},
-              {conflict.criterion: conflict.pack_note}, rubric=conflict.rubric)
-        if conflict.pack_note is None:
-            conn.execute(f"UPDATE scores SET note = NULL WHERE {where}", key)
+              {conflict.criterion: conflict.pack_note or ""}, rubric=conflict.rubric)
     else:
         conn.execute(f"DELETE FROM scores WHERE {where}", key)
     conn.execute("UPDATE score_history SET source = ? WHERE id > ?",

@@ -25,7 +25,7 @@ from typing import Sequence
 from physgrade.changes import NOTHING, Changes, Kind
 from physgrade.project import Project, ProjectError, now_iso
 from physgrade.scores import is_person, person_id
-from physgrade.tasks import Cancelled, Task
+from physgrade.tasks import Task
 from physgrade.wording import count
 
 #: What a pack file's name ends with.
@@ -77,16 +77,6 @@ class PackMade:
                 f"({count(self.questions, 'question')}), {seen}, written to {self.path}")
 
 
-class PacksCancelled(Cancelled):
-    """Making several packs was cancelled between two: the packs finished stay."""
-
-    def __init__(self, made: list[PackMade], total: int) -> None:
-        names = ", ".join(pack.path.name for pack in made)
-        super().__init__(f"{len(made)} of {total} packs written ({names})" if made
-                         else "no pack written")
-        self.made = made
-
-
 def origin(project: Project) -> PackOrigin | None:
     """Where ``project`` came from if it is a pack; None for a project that is no pack."""
     row = project.conn.execute(f"SELECT {PackOrigin.COLUMNS} FROM pack_origin").fetchone()
@@ -112,6 +102,21 @@ def file_slug(text: str) -> str:
 def pack_name(project: Project, grader: str) -> str:
     """The default file name of ``grader``'s pack: ``<project stem>-<grader slug>.physgrade``."""
     return f"{project.path.stem}-{file_slug(grader)}{PACK_SUFFIX}"
+
+
+def pack_paths(project: Project, folder: Path, graders: Sequence[str]) -> list[Path]:
+    """Where :func:`make_packs` writes each grader's pack in ``folder``: :func:`pack_name`,
+    and ``-2``, ``-3`` … after it where two names make one slug (the app checks the same paths
+    before it starts)."""
+    paths: list[Path] = []
+    for grader in graders:
+        path = folder / pack_name(project, grader)
+        number = 2
+        while path in paths:
+            path = folder / f"{Path(pack_name(project, grader)).stem}-{number}{PACK_SUFFIX}"
+            number += 1
+        paths.append(path)
+    return paths
 
 
 def make_pack(project: Project, grader: str, out: Path, *, blind: bool = True,
@@ -148,8 +153,9 @@ def make_pack(project: Project, grader: str, out: Path, *, blind: bool = True,
 def make_packs(project: Project, folder: Path, graders: Sequence[str] | None = None, *,
                blind: bool = True, task: Task | None = None) -> tuple[list[PackMade], Changes]:
     """One pack per grader (None: everyone with an assignment) into ``folder``, named by
-    :func:`pack_name`. Cancelling stops between two packs: those written stay
-    (:class:`PacksCancelled` names them)."""
+    :func:`pack_name`. Cancelling raises :class:`~physgrade.tasks.Cancelled` between two packs
+    or inside one: the packs written before stay in ``folder`` and recorded in the project (the
+    app says so), the one under way is not written."""
     task = task or Task()
     folder = Path(folder)
     if not folder.is_dir():
@@ -162,7 +168,7 @@ def make_packs(project: Project, folder: Path, graders: Sequence[str] | None = N
         raise ProjectError("nobody has assigned responses: assign some first (physgrade assign)")
     for grader in names:  # before any pack is written
         _assignee(project, grader)
-    paths = _distinct_paths(project, folder, names)
+    paths = pack_paths(project, folder, names)
     taken = [path for path in paths if path.exists()]
     if taken:
         raise ProjectError(f"{taken[0]} already exists: move it away or choose another folder "
@@ -170,16 +176,13 @@ def make_packs(project: Project, folder: Path, graders: Sequence[str] | None = N
     made: list[PackMade] = []
     changes = NOTHING
     steps = len(names) * _STEPS
-    try:
-        for number, (grader, path) in enumerate(zip(names, paths)):
-            task.report(number * _STEPS, steps, f"pack {number + 1} of {len(names)}: {grader}")
-            pack, changed = make_pack(project, grader, path, blind=blind,
-                                      task=task.part(number * _STEPS, steps))
-            made.append(pack)
-            changes |= changed
-        task.report(steps, steps, f"{len(made)} packs written")
-    except Cancelled:
-        raise PacksCancelled(made, len(names)) from None
+    for number, (grader, path) in enumerate(zip(names, paths)):
+        task.report(number * _STEPS, steps, f"pack {number + 1} of {len(names)}: {grader}")
+        pack, changed = make_pack(project, grader, path, blind=blind,
+                                  task=task.part(number * _STEPS, steps))
+        made.append(pack)
+        changes |= changed
+    task.report(steps, steps, f"{len(made)} packs written")
     return made, changes
 
 
@@ -292,16 +295,3 @@ def _forget(project: Project, pack_id: str) -> None:
     with project.transaction():
         project.conn.execute("DELETE FROM pack_base WHERE pack_id = ?", (pack_id,))
         project.conn.execute("DELETE FROM packs WHERE id = ?", (pack_id,))
-
-
-def _distinct_paths(project: Project, folder: Path, graders: list[str]) -> list[Path]:
-    """Each grader's pack path; two names with one slug get ``-2``, ``-3`` … after it."""
-    paths: list[Path] = []
-    for grader in graders:
-        path = folder / pack_name(project, grader)
-        number = 2
-        while path in paths:
-            path = folder / f"{Path(pack_name(project, grader)).stem}-{number}{PACK_SUFFIX}"
-            number += 1
-        paths.append(path)
-    return paths

@@ -11,11 +11,10 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from physgrade.pace import IDLE_CAP_S, RATE_AFTER
+from physgrade.pace import IDLE_CAP_S, Pace
 from physgrade.project import Project
-from physgrade.rubric import rubric_for_kind
+from physgrade.queries import finished_sql
 from physgrade.scores import is_grader
-from physgrade.taxonomy import KINDS
 
 
 @dataclass(frozen=True)
@@ -24,7 +23,7 @@ class GraderProgress:
 
     grader: str
     assigned: int            # responses assigned
-    graded: int              # of those, scored on every criterion by this grader
+    graded: int              # of those, finished by this grader (queries.finished_sql)
     remaining: int           # assigned - graded
     unassigned_graded: int   # responses graded but not assigned to them
     per_hour: float | None   # responses finished per working hour (None: too little to say)
@@ -34,14 +33,8 @@ class GraderProgress:
 _PEOPLE = (f"SELECT r.id, r.name FROM raters r WHERE {is_grader()} "
            "AND (EXISTS (SELECT 1 FROM assignments a WHERE a.grader_id = r.id) "
            "OR EXISTS (SELECT 1 FROM scores s WHERE s.rater_id = r.id)) ORDER BY r.name")
-_SIZES = " ".join(f"WHEN '{rubric.key}' THEN {len(rubric.criteria)}"
-                  for rubric in dict.fromkeys(rubric_for_kind(kind) for kind in KINDS))
-#: (person, response) for each response a person has scored on every criterion of its rubric.
-#: A response is scored under its question kind's rubric (or under none of them: the first
-#: study's coarse verdicts), so the rubric's key and size tell without reading the question.
-_FINISHED = ("SELECT rater_id, response_id FROM scores WHERE rater_id IN "
-             "(SELECT value FROM json_each(?)) GROUP BY rater_id, response_id, rubric "
-             f"HAVING COUNT(*) = CASE rubric {_SIZES} END")
+#: (person, response) for each grade finished by one of the people in the JSON list ``?``.
+_FINISHED = finished_sql("SELECT value FROM json_each(?)")
 
 
 def _working_seconds(project: Project, ids: str) -> dict[int, float]:
@@ -77,9 +70,7 @@ def grader_progress(project: Project) -> list[GraderProgress]:
     for rater, name in people:
         mine, done = assigned[rater], finished[rater]
         graded = len(mine & done)
-        seconds = working.get(rater) or 0.0
-        per_hour = (len(done) * 3600.0 / seconds
-                    if len(done) >= RATE_AFTER and seconds > 0 else None)
+        pace = Pace(finished=done, working_s=working.get(rater, 0.0))
         progress.append(GraderProgress(name, len(mine), graded, len(mine) - graded,
-                                       len(done - mine), per_hour))
+                                       len(done - mine), pace.per_hour))
     return progress
