@@ -2,7 +2,7 @@
 
     python benchmarks/bench_estimates.py [--responses 58000] [--sample 500]
 
-Builds the project of ``bench_report.py`` (6,000 questions, 2,700 of them contextual variants,
+Builds the project of ``report_project.py`` (6,000 questions, 2,700 of them contextual variants,
 58,000 responses of 10 models, two judges on every response, two people on the same 10%),
 draws an estimation sample stratified by model and topic, and times, beside reading the scores
 once (the unit every ratio is given in):
@@ -25,13 +25,14 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from bench_report import build
+from report_project import build
 
 from physgrade import score_tables
 from physgrade.estimation import estimates, sample
+from physgrade.estimation.sample import read_samples
 from physgrade.project import Project
 from physgrade.report.corrected import corrected_section
-from physgrade.report.judge_cards import judge_cards_section
+from physgrade.report.judge_cards import judge_cards_section, read_versions
 from physgrade.report.options import ReportOptions
 from physgrade.tasks import Task
 from physgrade.variants import check_variants
@@ -63,10 +64,11 @@ def main() -> None:
                     lambda: estimates.plan(project, JUDGE, "main", 0.03)),
                 "check-variants": timed(lambda: check_variants(project))}
             data = score_tables.load(project)
+            # With what each section reads besides the scores, read afresh each time.
             measured["report: corrected section"] = timed(lambda: corrected_section(
-                project, data, ReportOptions(), 7, Task()))
+                read_samples(project), data, ReportOptions(), 7, Task()))
             measured["report: judge cards"] = timed(lambda: judge_cards_section(
-                project, data, 8, Task()))
+                read_versions(project), data, 8, Task()))
     print(f"{args.responses:,} responses, 2 judges, 2 graders on 10%; a sample of "
           f"{args.sample:,} stratified by model × topic (drawn in {drawing:.2f} s)")
     print(f"{'reading the scores once':32s} {reading:6.2f} s   (the unit)")

@@ -393,7 +393,7 @@ def cmd_bloom_report(args: argparse.Namespace) -> None:
     # Imported here, as for ``report``: the statistics stack is for reports only.
     from datetime import datetime, timezone
 
-    from physgrade.annotation.figures import bloom_section, sources
+    from physgrade.annotation.figures import bloom_section, read_labels, sources
     from physgrade.report.model import Report
     from physgrade.report.options import ReportFilter
     from physgrade.report.writers import check_formats, write_report
@@ -401,14 +401,15 @@ def cmd_bloom_report(args: argparse.Namespace) -> None:
     formats_chosen = check_formats(args.format.split(","))
     report_filter = ReportFilter.parse(args.filter or [])
     with Project.open(args.db) as project, progress_task() as task:
-        section = bloom_section(project, 1, report_filter)
+        labels = read_labels(project)
+        section = bloom_section(labels, 1, report_filter)
         if section is None:
             raise CommandError(f"nobody has given a Bloom label in {args.db} yet: nothing to "
                                "report")
         settings = {"project": str(project.path), "created_at": datetime.now(
                         timezone.utc).isoformat(timespec="seconds"),
                     "physgrade": __version__, "filter": report_filter.describe(),
-                    "final_labels": sources(project, report_filter)}
+                    "final_labels": sources(labels, report_filter)}
         report = Report(f"physgrade Bloom report: {project.path.name}", settings, [section])
         written = write_report(report, args.out, formats_chosen, task)
     print(f"Bloom report written to {args.out}:")

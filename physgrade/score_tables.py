@@ -1,10 +1,11 @@
 """Scores as tables, for reports: who scored what, joined with what was scored.
 
-A report reads every score of the responses it covers once, into pandas, and reshapes from
-there: the scores of one criterion side by side for every rater (what agreement is computed
-on), and a *sheet* per rater with one row per response and the study's per-response measures
-(score, final answer correct, fully correct). People's grades are also merged into one
-*human consensus* rater, so that a judge can be compared with the experts as a group; where an
+A report works on a *selection* of a :class:`~physgrade.score_store.ScoreStore`: the responses
+and raters its filter lets through (:func:`select`, arrays only: no database read). From there
+come the scores of one criterion side by side for every rater (what agreement is computed on)
+and a *sheet* per rater, with one row per response and the study's per-response measures
+(score, final answer correct, fully correct). People's grades are also merged into one *human
+consensus* rater, so that a judge can be compared with the experts as a group; where an
 adjudicator decided a criterion (:mod:`physgrade.team.adjudication`), the decision is the
 consensus.
 """
@@ -19,45 +20,68 @@ import numpy as np
 import pandas as pd
 
 from physgrade.project import Project
-from physgrade.report.options import HUMAN_CONSENSUS, ReportFilter, rater_label
-from physgrade.rubric import FINAL_ANSWER, GRADED_RUBRICS, RUBRICS
+from physgrade.report.options import HUMAN_CONSENSUS, RESPONSE_FACETS, ReportFilter
+from physgrade.rubric import FINAL_ANSWER, GRADED_RUBRICS, Rubric
+from physgrade.score_store import KEYS, MISSING, NA, ScoreStore, consensus
 from physgrade.scores import HUMAN
 from physgrade.tasks import Task
 
 #: Every criterion of those rubrics, in rubric order, each once.
 SHEET_CRITERIA = tuple(dict.fromkeys(key for rubric in GRADED_RUBRICS for key in rubric.keys))
-@dataclass(frozen=True)
+#: Where each (rubric, criterion) of KEYS is.
+_KEY_AT = {key: k for k, key in enumerate(KEYS)}
+#: The rater kind of the human consensus.
+CONSENSUS_KIND = "consensus"
+
+
+@dataclass(frozen=True, eq=False)
 class ScoreData:
     """The scores a report covers.
 
     ``responses``: one row per response, indexed by response id, with question_id, model,
     topic, kind, bloom_cognitive, bloom_knowledge, compliant, multiple_choice, variant_of,
-    region. ``scores``: one row per score with rater, rater_kind (human, llm, rules or
-    consensus), response_id, rubric, criterion and value (NaN for N/A). ``adjudicated``: how
-    many of the consensus values are an adjudicator's decisions.
+    region. ``lengths``: their lengths in characters. ``judges`` and ``graders``: the raters
+    with a score among them (labels, sorted); ``kinds``: every rater's kind, the consensus's
+    :data:`CONSENSUS_KIND`. ``ids``: the responses in id order, the rows of ``codes``
+    (criterion of :data:`~physgrade.score_store.KEYS` × response × rater of ``columns``: the
+    value, :data:`~physgrade.score_store.NA` or :data:`~physgrade.score_store.MISSING`), which
+    :attr:`values` and :attr:`given` read as numbers.
+    ``adjudicated``: how many of the consensus values are an adjudicator's decisions.
 
-    A report slices the scores by criterion and by rater many times over; both slicings, and
-    each rater's :func:`sheet`, are made once, on first use (a real project holds over a million
-    scores).
+    Each rater's :func:`sheet` is made once, on first use.
     """
 
     responses: pd.DataFrame
-    scores: pd.DataFrame
+    lengths: pd.Series
     judges: list[str]
     graders: list[str]
+    kinds: dict[str, str]
+    ids: pd.Index
+    columns: list[str]
+    codes: np.ndarray
     adjudicated: int = 0
     #: rater -> :func:`sheet`, filled as sections ask for them
     _sheets: dict[str, pd.DataFrame] = dataclasses.field(default_factory=dict, init=False,
                                                          repr=False, compare=False)
 
+    @property
+    def values(self) -> np.ndarray:
+        """The values of ``codes``: NaN for N/A or no score."""
+        return _values(self.codes)
+
+    @property
+    def given(self) -> np.ndarray:
+        """Whether each score of ``codes`` was given (N/A counts)."""
+        return self.codes != MISSING
+
     def raters(self) -> list[str]:
         """The judges, the people, and the consensus if there is one, in report order."""
-        has_consensus = HUMAN_CONSENSUS in self.by_rater
+        has_consensus = self.consensus_values() > 0
         return self.judges + self.graders + ([HUMAN_CONSENSUS] if has_consensus else [])
 
     def consensus_values(self) -> int:
         """How many criterion values the human consensus holds."""
-        return len(self.by_rater.get(HUMAN_CONSENSUS, ()))
+        return int((self.codes[:, :, self.columns.index(HUMAN_CONSENSUS)] != MISSING).sum())
 
     def consensus_stands_apart(self) -> bool:
         """Whether the consensus can differ from every grader, and so is a reference of its
@@ -65,120 +89,108 @@ class ScoreData:
         return len(self.graders) > 1 or self.adjudicated > 0
 
     @cached_property
-    def by_criterion(self) -> dict[tuple[str, str], pd.DataFrame]:
-        """(rubric, criterion) → the criterion's scores, a row per response, a column per rater."""
-        return {(str(rubric), str(criterion)): rows.pivot(index="response_id", columns="rater",
-                                                           values="value")
-                for (rubric, criterion), rows in self.scores.groupby(["rubric", "criterion"],
-                                                                     observed=True)}
+    def criteria(self) -> list[tuple[str, str]]:
+        """The (rubric, criterion) pairs somebody scored here, in rubric order."""
+        scored = (self.codes != MISSING).any(axis=(1, 2))
+        return [key for key, found in zip(KEYS, scored) if found]
 
-    @cached_property
-    def by_rater(self) -> dict[str, pd.DataFrame]:
-        """rater → that rater's scores."""
-        return {str(rater): rows for rater, rows in self.scores.groupby("rater", observed=True)}
+    def rows(self, rater: str) -> pd.DataFrame:
+        """``rater``'s scores one per row (response_id, rubric, criterion, value; NaN for N/A),
+        by criterion in rubric order, then by response: for reading a few scores out."""
+        if rater not in self.columns:
+            return pd.DataFrame(columns=["response_id", "rubric", "criterion", "value"])
+        codes = self.codes[:, :, self.columns.index(rater)]
+        at_key, at_response = np.nonzero(codes != MISSING)
+        return pd.DataFrame({"response_id": self.ids[at_response].to_numpy(),
+                             "rubric": [KEYS[k][0] for k in at_key],
+                             "criterion": [KEYS[k][1] for k in at_key],
+                             "value": _values(codes[at_key, at_response])})
+
+    def rubric_scores(self, rater: str, rubric: Rubric) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """``rater``'s scores with ``rubric``: a row per response it scored on any of the
+        rubric's criteria (in id order), a column per criterion; the values (NaN for N/A or
+        none), and whether each was given (N/A counts)."""
+        keys = [_KEY_AT[rubric.key, key] for key in rubric.keys]
+        if rater not in self.columns:
+            given = np.zeros((0, len(keys)), dtype=bool)
+            values = np.empty((0, len(keys)))
+            ids = self.ids[:0]
+        else:
+            codes = self.codes[keys, :, self.columns.index(rater)].T
+            scored = (codes != MISSING).any(axis=1)
+            codes, ids = codes[scored], self.ids[scored]
+            given, values = codes != MISSING, _values(codes)
+        return (pd.DataFrame(values, index=ids, columns=list(rubric.keys)),
+                pd.DataFrame(given, index=ids, columns=list(rubric.keys)))
 
 
 def load(project: Project, report_filter: ReportFilter = ReportFilter(),
          task: Task | None = None) -> ScoreData:
-    """Every score of the responses and raters the filter lets through, and the consensus.
+    """Every score of the responses and raters the filter lets through, and the consensus
+    (reads the whole project: several selections of one store read it once)."""
+    return select(ScoreStore.read(project, task), report_filter)
 
-    Adjudicators' decisions on the responses covered stand whichever graders the filter lets
-    through: a decision is the people's final value.
-    """
-    task = task or Task()
-    task.report(0, None, "reading responses")
-    responses = pd.read_sql_query(
-        "SELECT r.id AS response_id, r.question_id, r.model, q.topic, q.kind, q.bloom_cognitive, "
-        "q.bloom_knowledge, r.compliant, q.options IS NOT NULL AS multiple_choice, q.variant_of, "
-        "q.region FROM responses r JOIN questions q ON q.id = r.question_id",
-        project.conn, index_col="response_id")
-    responses["compliant"] = responses["compliant"].astype(bool)
-    responses["multiple_choice"] = responses["multiple_choice"].astype(bool)
-    for field, column in (("models", "model"), ("topics", "topic"), ("kinds", "kind"),
-                          ("bloom", "bloom_cognitive")):
+
+def select(store: ScoreStore, report_filter: ReportFilter = ReportFilter()) -> ScoreData:
+    """The responses and raters of ``store`` that the filter lets through, and the people's
+    consensus among them: an adjudicator's decision where there is one, else the majority
+    (:func:`~physgrade.score_store.consensus`). Adjudicators' decisions on the responses
+    covered stand whichever graders the filter lets through: a decision is the people's final
+    value, even where nobody scored the criterion."""
+    responses = store.responses
+    keep = np.ones(len(responses), dtype=bool)
+    for field, column in RESPONSE_FACETS.items():
         wanted = getattr(report_filter, field)
         if wanted:
-            responses = responses[responses[column].isin(wanted)]
-
-    raters = pd.read_sql_query("SELECT id, name, kind, prompt_version FROM raters", project.conn)
-    raters["label"] = [rater_label(n, v) for n, v in zip(raters["name"], raters["prompt_version"])]
-    people = raters["kind"] == HUMAN
-    wanted = pd.Series(True, index=raters.index)
+            keep &= responses[column].isin(wanted).to_numpy()
+    raters = store.raters
+    people = (raters["kind"] == HUMAN).to_numpy()
+    wanted_raters = np.ones(len(raters), dtype=bool)
     if report_filter.graders:
-        wanted &= ~people | raters["label"].isin(report_filter.graders)
+        wanted_raters &= ~people | raters["label"].isin(report_filter.graders).to_numpy()
     if report_filter.judges:
-        wanted &= people | raters["label"].isin(report_filter.judges)
-    raters = raters[wanted]
-
-    task.report(0, None, "reading scores")
-    scores = pd.read_sql_query(
-        "SELECT rater_id, response_id, rubric, criterion, CAST(value AS REAL) AS value "
-        "FROM scores WHERE rubric IN (%s)" % ", ".join("?" * len(RUBRICS)),
-        project.conn, params=list(RUBRICS))
-    task.check()
-    scores = scores[scores["response_id"].isin(responses.index)
-                    & scores["rater_id"].isin(raters["id"])]
-    by_id = raters.set_index("id")
-    scores = pd.DataFrame({
-        "rater": by_id["label"].reindex(scores["rater_id"]).to_numpy(),
-        "rater_kind": by_id["kind"].reindex(scores["rater_id"]).to_numpy(),
-        "response_id": scores["response_id"].to_numpy(), "rubric": scores["rubric"].to_numpy(),
-        "criterion": scores["criterion"].to_numpy(), "value": scores["value"].to_numpy()})
-    present = set(scores["rater"].unique())
-    judges = sorted(label for label, kind in zip(raters["label"], raters["kind"])
-                    if kind != HUMAN and label in present)
-    graders = sorted(label for label, kind in zip(raters["label"], raters["kind"])
-                     if kind == HUMAN and label in present)
-    task.report(0, None, "merging people's grades")
-    decided = pd.read_sql_query(
-        "SELECT response_id, rubric, criterion, CAST(value AS REAL) AS value "
-        "FROM score_adjudications", project.conn)
-    decided = decided[decided["response_id"].isin(responses.index)]
-    scores = pd.concat([scores, consensus(scores[scores["rater_kind"] == HUMAN], decided)],
-                       ignore_index=True)
-    # Few distinct values in a million rows: categories make every comparison cheap.
-    for column in ("rater", "rater_kind", "rubric", "criterion"):
-        scores[column] = scores[column].astype("category")
-    return ScoreData(responses, scores, judges, graders, len(decided))
+        wanted_raters &= people | raters["label"].isin(report_filter.judges).to_numpy()
+    rows = store.by_id[keep[store.by_id]]  # in id order: the order report tables list them
+    codes = store.codes[:, rows][:, :, wanted_raters]
+    chosen = raters[wanted_raters]
+    present = (codes != MISSING).any(axis=(0, 1))
+    codes, chosen = codes[:, :, present], chosen[present]
+    agreed = consensus(codes[:, :, (chosen["kind"] == HUMAN).to_numpy()])
+    decisions = store.decisions
+    at = pd.Series(np.arange(len(rows)), index=rows)
+    decided = decisions[decisions["response"].isin(rows)]
+    known = decided[decided["key"] >= 0]
+    decided_values = known["value"].to_numpy()
+    agreed[known["key"].to_numpy(), at[known["response"]].to_numpy()] = np.where(
+        np.isnan(decided_values), NA, decided_values).astype(np.int8)
+    codes = np.concatenate([codes, agreed[:, :, None]], axis=2)
+    labels = [*chosen["label"], HUMAN_CONSENSUS]
+    kinds = dict(zip(chosen["label"], chosen["kind"])) | {HUMAN_CONSENSUS: CONSENSUS_KIND}
+    judges = sorted(label for label, kind in kinds.items() if kind not in (HUMAN, CONSENSUS_KIND))
+    graders = sorted(label for label, kind in kinds.items() if kind == HUMAN)
+    selected = responses[keep]
+    return ScoreData(selected, pd.Series(store.lengths[keep], index=selected.index), judges,
+                     graders, kinds, responses.index[rows], labels, codes, len(decided))
 
 
-#: Stands for N/A while counting votes (NaN never equals itself).
-_NA_VOTE = -1.0
-
-
-def consensus(human: pd.DataFrame, decided: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The people's agreed value of each criterion of each response: an adjudicator's decision
-    where there is one (``decided``: response_id, rubric, criterion, value), else the value
-    more than half of the people who scored it gave (N/A counts as a value). One grader's score
-    stands as it is; criteria without a majority (two graders who differ) and without a
-    decision are left out, not averaged. A decision stands even where nobody scored the
-    criterion: it is the people's final value."""
-    keys = ["response_id", "rubric", "criterion"]
-    if human.empty:
-        agreed = pd.DataFrame(columns=[*keys, "value"])
-    else:
-        votes = (human.assign(vote=human["value"].fillna(_NA_VOTE))
-                 .groupby(keys + ["vote"]).size().rename("count").reset_index())
-        totals = votes.groupby(keys)["count"].transform("sum")
-        agreed = votes[votes["count"] * 2 > totals].rename(columns={"vote": "value"})
-        agreed = agreed.assign(value=agreed["value"].replace(_NA_VOTE, np.nan))
-    if decided is not None and not decided.empty:
-        overruled = pd.MultiIndex.from_frame(agreed[keys]).isin(
-            pd.MultiIndex.from_frame(decided[keys]))
-        agreed = pd.concat([agreed[~overruled], decided], ignore_index=True)
-    return pd.DataFrame({
-        "rater": HUMAN_CONSENSUS, "rater_kind": "consensus",
-        "response_id": agreed["response_id"].to_numpy(), "rubric": agreed["rubric"].to_numpy(),
-        "criterion": agreed["criterion"].to_numpy(),
-        "value": agreed["value"].to_numpy(dtype=float)})
+def _values(codes: np.ndarray) -> np.ndarray:
+    """Codes as numbers: the value, NaN for N/A or no score."""
+    return np.where(codes >= 0, codes, np.nan)
 
 
 def criterion_ratings(data: ScoreData, rubric: str, criterion: str,
                       raters: list[str]) -> pd.DataFrame:
-    """One criterion side by side: a row per response any of ``raters`` scored, a column per
-    rater (in the order given), NaN where a rater gave no score or N/A."""
-    wide = data.by_criterion.get((rubric, criterion), pd.DataFrame())
-    return wide.reindex(columns=raters).dropna(how="all")
+    """One criterion side by side: a row per response any of ``raters`` scored with a number,
+    in id order, a column per rater (in the order given), NaN where a rater gave no score or
+    N/A."""
+    at = [data.columns.index(rater) if rater in data.columns else -1 for rater in raters]
+    if (rubric, criterion) in _KEY_AT:
+        side = _values(data.codes[_KEY_AT[rubric, criterion]][:, at])
+    else:
+        side = np.full((len(data.ids), len(raters)), np.nan)
+    side[:, [i for i, column in enumerate(at) if column < 0]] = np.nan
+    scored = ~np.isnan(side).all(axis=1)
+    return pd.DataFrame(side[scored], index=data.ids[scored], columns=raters)
 
 
 def final_correct(data: ScoreData, rater: str) -> pd.Series:
@@ -206,14 +218,10 @@ def sheet(data: ScoreData, rater: str) -> pd.DataFrame:
 
 
 def _sheet(data: ScoreData, rater: str) -> pd.DataFrame:
-    mine = data.by_rater.get(rater, data.scores.iloc[:0])
     parts = []
     for rubric in GRADED_RUBRICS:
-        rows = mine[mine["rubric"] == rubric.key]
-        wide = rows.pivot(index="response_id", columns="criterion", values="value")
-        given = rows.groupby("response_id").size()
-        wide = wide[given.reindex(wide.index).to_numpy() == len(rubric.keys)]
-        wide = wide.reindex(columns=list(rubric.keys))
+        wide, given = data.rubric_scores(rater, rubric)
+        wide = wide[given.all(axis=1)]
         maxima = pd.Series({c.key: float(c.maximum) for c in rubric.criteria})
         scored = wide.notna()
         wide["score"] = wide.sum(axis=1, min_count=0)
@@ -222,7 +230,7 @@ def _sheet(data: ScoreData, rater: str) -> pd.DataFrame:
         wide["fully_correct"] = (wide[list(rubric.keys)].ge(maxima) | ~scored).all(axis=1)
         wide["rubric"] = rubric.key
         parts.append(wide)
-    combined = pd.concat(parts) if parts else pd.DataFrame()
+    combined = pd.concat(parts)
     combined = combined.reindex(columns=["rubric", *SHEET_CRITERIA, "score", "possible",
                                          "final_correct", "fully_correct"])
     combined["score_pct"] = combined["score"] / combined["possible"].where(combined["possible"] > 0)

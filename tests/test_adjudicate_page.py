@@ -177,7 +177,7 @@ def test_the_list_follows_the_broadcast_and_the_report_takes_the_decisions(
         window: MainWindow, demo: Path, qtbot) -> None:
     with Project.open(demo) as project:   # before: the two graders tie, so no consensus
         before = score_tables.load(project)
-    consensus = before.scores[before.scores["rater"] == HUMAN_CONSENSUS]
+    consensus = before.rows(HUMAN_CONSENSUS)
     assert consensus[(consensus["response_id"] == "r-0019")
                      & (consensus["criterion"] == "COR")].empty
     page = show_page(window, qtbot)
@@ -215,7 +215,7 @@ def test_the_list_follows_the_broadcast_and_the_report_takes_the_decisions(
         report = build_report(project, ReportOptions(resamples=20))
         after = score_tables.load(project)
     assert report.settings["consensus_adjudicated"] == 4
-    consensus = after.scores[after.scores["rater"] == HUMAN_CONSENSUS]
+    consensus = after.rows(HUMAN_CONSENSUS)
     cor = consensus[(consensus["response_id"] == "r-0019") & (consensus["criterion"] == "COR")]
     assert cor["value"].tolist() == [1]
 

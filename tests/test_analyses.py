@@ -7,6 +7,7 @@ import math
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
@@ -16,6 +17,7 @@ from physgrade.demo import build_demo
 from physgrade.project import Project
 from physgrade.report.options import HUMAN_CONSENSUS
 from physgrade.rubric import CONCEPTUAL, PREFS, rubric_for_kind
+from physgrade.score_store import KEYS, MISSING, NA
 
 RATER = "expert"
 T2 = 4.302652729911275  # the t quantile of a 95% interval with 2 degrees of freedom
@@ -45,13 +47,14 @@ def make_sheet(responses: list[dict]) -> pd.DataFrame:
     """The sheet score_tables builds for these responses, all graded by one rater."""
     attributes = pd.DataFrame([{k: r[k] for k in ATTRIBUTES} for r in responses],
                               columns=ATTRIBUTES).set_index("response_id")
-    scores = pd.DataFrame(
-        [{"rater": RATER, "rater_kind": "human", "response_id": r["response_id"],
-          "rubric": rubric_for_kind(r["kind"]).key, "criterion": key,
-          "value": math.nan if value is None else float(value)}
-         for r in responses for key, value in r["scores"].items()],
-        columns=["rater", "rater_kind", "response_id", "rubric", "criterion", "value"])
-    data = score_tables.ScoreData(attributes, scores.astype({"value": float}), [], [RATER])
+    ids = attributes.index.sort_values()
+    codes = np.full((len(KEYS), len(ids), 1), MISSING, dtype=np.int8)
+    for r in responses:
+        for key, value in r["scores"].items():
+            at = KEYS.index((rubric_for_kind(r["kind"]).key, key)), ids.get_loc(r["response_id"]), 0
+            codes[at] = NA if value is None else value
+    data = score_tables.ScoreData(attributes, pd.Series(0, index=attributes.index), [], [RATER],
+                                  {RATER: "human"}, ids, [RATER], codes)
     return score_tables.sheet(data, RATER)
 
 

@@ -17,9 +17,9 @@ import pytest
 
 from conftest import question, write_jsonl
 from physgrade.annotation import adjudication, session
-from physgrade.annotation.figures import (FINAL, HUMAN_HUMAN, HUMAN_MODEL, bloom_section,
-                                          cognitive_by_topic, comparisons, distribution,
-                                          has_labels)
+from physgrade.annotation.figures import (FINAL, HUMAN_HUMAN, HUMAN_MODEL, Labels,
+                                          bloom_section, cognitive_by_topic, comparisons,
+                                          distribution, has_labels, read_labels, sources)
 from physgrade.annotation.session import BloomItem, Label
 from physgrade.changes import Changes, Kind
 from physgrade.cli import main
@@ -73,6 +73,11 @@ def labelled(project: Project, tmp_path: Path) -> Project:
     return project
 
 
+@pytest.fixture
+def labels(labelled: Project) -> Labels:
+    return read_labels(labelled)
+
+
 def final(project: Project, qid: str) -> tuple[str | None, str | None]:
     return project.conn.execute("SELECT bloom_cognitive, bloom_knowledge FROM questions "
                                 "WHERE id = ?", (qid,)).fetchone()
@@ -108,9 +113,9 @@ def test_hand_computation_of_the_small_table() -> None:
 @pytest.mark.parametrize("dimension, first, second, vocabulary", [
     ("cognitive", ANA_COG, BEN_COG, BLOOM_COGNITIVE),
     ("knowledge", ANA_KNOW, BEN_KNOW, BLOOM_KNOWLEDGE)])
-def test_human_against_human(labelled: Project, dimension: str, first: list[str],
+def test_human_against_human(labels: Labels, dimension: str, first: list[str],
                              second: list[str], vocabulary: tuple[str, ...]) -> None:
-    found = [c for c in comparisons(labelled) if c.kind == HUMAN_HUMAN and c.dimension == dimension]
+    found = [c for c in comparisons(labels) if c.kind == HUMAN_HUMAN and c.dimension == dimension]
     assert [(c.first, c.second) for c in found] == [("ana", "ben")]
     c = found[0]
     p_o, kappa, ac1 = by_hand(first, second, vocabulary)
@@ -130,8 +135,8 @@ def test_human_against_human(labelled: Project, dimension: str, first: list[str]
             assert c.matrix[i, j] == expected
 
 
-def test_confusion_matrix_orientation(labelled: Project) -> None:
-    c = next(c for c in comparisons(labelled)
+def test_confusion_matrix_orientation(labels: Labels) -> None:
+    c = next(c for c in comparisons(labels)
              if c.kind == HUMAN_HUMAN and c.dimension == "cognitive")
     apply, analyze = BLOOM_COGNITIVE.index("Apply"), BLOOM_COGNITIVE.index("Analyze")
     understand = BLOOM_COGNITIVE.index("Understand")
@@ -141,8 +146,8 @@ def test_confusion_matrix_orientation(labelled: Project) -> None:
     assert c.matrix.sum() == 8 and c.matrix.trace() == 6
 
 
-def test_human_against_model_and_final(labelled: Project) -> None:
-    found = {(c.dimension, c.first, c.second): c for c in comparisons(labelled)
+def test_human_against_model_and_final(labelled: Project, labels: Labels) -> None:
+    found = {(c.dimension, c.first, c.second): c for c in comparisons(labels)
              if c.kind == HUMAN_MODEL}
     assert set(found) == {(d, first, "sage") for d in ("cognitive", "knowledge")
                           for first in ("ana", "ben", FINAL)}
@@ -160,21 +165,56 @@ def test_human_against_model_and_final(labelled: Project) -> None:
         (8, p_o, kappa, ac1))
 
 
-def test_distribution_tables(labelled: Project) -> None:
-    cognitive = {s.label: (s.count, s.share.value) for s in distribution(labelled, "cognitive")}
+def test_distribution_tables(labels: Labels) -> None:
+    cognitive = {s.label: (s.count, s.share.value) for s in distribution(labels, "cognitive")}
     assert list(cognitive) == list(BLOOM_COGNITIVE)
     assert cognitive["Apply"] == (5, 5 / 8) and cognitive["Remember"] == (2, 2 / 8)
     assert cognitive["Create"] == (0, 0.0)
-    knowledge = {s.label: s.count for s in distribution(labelled, "knowledge")}
+    knowledge = {s.label: s.count for s in distribution(labels, "knowledge")}
     # consensus q-1 F, q-2 C, q-3 P, q-6 P, q-8 F; imported P for q-4, 5, 7
     assert knowledge == {"Factual": 2, "Conceptual": 1, "Procedural": 5, "Metacognitive": 0}
-    by_topic = {(s.group, s.label): (s.count, s.share.value) for s in cognitive_by_topic(labelled)}
+    by_topic = {(s.group, s.label): (s.count, s.share.value) for s in cognitive_by_topic(labels)}
     assert by_topic[("Mechanics", "Apply")] == (2, 0.5)
     assert by_topic[("Mechanics", "Remember")] == (1, 0.25)
     assert by_topic[("Optics", "Apply")] == (3, 0.75)
     assert by_topic[("Optics", "Remember")] == (1, 0.25)
-    narrowed = distribution(labelled, "cognitive", ReportFilter(topics=frozenset({"Optics"})))
+    narrowed = distribution(labels, "cognitive", ReportFilter(topics=frozenset({"Optics"})))
     assert sum(s.count for s in narrowed) == 4
+
+
+def test_a_filter_narrows_the_labels_read_without_reading_again(labelled: Project) -> None:
+    labels = read_labels(labelled)
+    labelled.close()  # from here on, any query would fail: a filter change reads nothing
+
+    def compared(report_filter: ReportFilter) -> set[tuple[str, str, str, int]]:
+        return {(c.dimension, c.first, c.second, c.n)
+                for c in comparisons(labels, report_filter) if c.dimension == "cognitive"}
+
+    assert sources(labels) == {"adjudicated": 0, "consensus": 5, "imported": 3}
+    # Optics (q-5..q-8): ana and ben agree on q-6 and q-8 only.
+    optics = ReportFilter(topics=frozenset({"Optics"}))
+    assert sources(labels, optics) == {"adjudicated": 0, "consensus": 2, "imported": 2}
+    assert ("cognitive", "ana", "ben", 4) in compared(optics)
+    # Facets combine with AND: Mechanics questions whose final level is Apply are q-3 and q-4.
+    mechanics_apply = ReportFilter(topics=frozenset({"Mechanics"}), bloom=frozenset({"Apply"}))
+    assert sum(s.count for s in distribution(labels, "cognitive", mechanics_apply)) == 2
+    assert ("cognitive", "ana", "ben", 2) in compared(mechanics_apply)
+    # Values combine with OR.
+    both = ReportFilter(topics=frozenset({"Mechanics", "Optics"}))
+    assert compared(both) == compared(ReportFilter())
+    # Graders narrow the people, judges the models.
+    assert compared(ReportFilter(graders=frozenset({"ana"}))) == {
+        ("cognitive", "ana", "sage", 8), ("cognitive", FINAL, "sage", 8)}
+    assert compared(ReportFilter(judges=frozenset({"nobody"}))) == {
+        ("cognitive", "ana", "ben", 8)}
+    conceptual = ReportFilter(kinds=frozenset({"conceptual"}))   # every question is a problem
+    assert comparisons(labels, conceptual) == []
+    assert sources(labels, conceptual) == {"adjudicated": 0, "consensus": 0, "imported": 0}
+    section = bloom_section(labels, 5, optics)
+    assert section is not None
+    assert [row[:2] for row in next(t for t in section.tables
+                                    if t.name == "bloom_final_sources").rows] == [
+        ("adjudicated", 0), ("consensus", 2), ("imported", 2)]
 
 
 # -- sessions ------------------------------------------------------------------------------------
@@ -342,12 +382,21 @@ def test_migration_from_schema_5(tmp_path: Path) -> None:
 
 def test_section_only_with_labels(project: Project, tmp_path: Path) -> None:
     _questions(tmp_path, project)
-    assert not has_labels(project)
-    assert bloom_section(project, 5) is None
+    assert not has_labels(read_labels(project))
+    assert bloom_section(read_labels(project), 5) is None
     set_bloom_label(project, "q-1", "ana", "Apply", "Procedural")
-    section = bloom_section(project, 5)
+    section = bloom_section(read_labels(project), 5)
     assert section is not None and section.title == "5. Bloom's taxonomy labels"
     assert next(t for t in section.tables if t.name == "bloom_agreement").rows == []
+
+
+def test_an_adjudication_alone_makes_the_section(project: Project, tmp_path: Path) -> None:
+    _questions(tmp_path, project)
+    set_bloom_final(project, "q-4", "Analyze", "Procedural", "dora")
+    labels = read_labels(project)
+    assert has_labels(labels)
+    assert sources(labels) == {"adjudicated": 1, "consensus": 0, "imported": 7}
+    assert bloom_section(labels, 5) is not None
 
 
 def test_report_json_has_the_bloom_section(labelled: Project, tmp_path: Path) -> None:

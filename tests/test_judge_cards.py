@@ -19,7 +19,7 @@ from physgrade.refinement import refine
 from physgrade.report.judge_cards import (CAUTION, LENGTH_SLOPE_CAUTION, MIN_GRADED_BY_BOTH,
                                           REVIEW, TRUSTWORTHY, Agreement, JudgeCard, LengthBias,
                                           StageLeniency, findings, judge_cards,
-                                          judge_cards_section, stage_shares)
+                                          judge_cards_section, read_versions, stage_shares)
 from physgrade.report.model import Report
 from physgrade.report.options import ReportFilter
 from physgrade.report.writers import report_html
@@ -125,7 +125,7 @@ def known(tmp_path_factory: pytest.TempPathFactory) -> Project:
 @pytest.fixture(scope="module")
 def cards(known: Project) -> dict[str, JudgeCard]:
     data = score_tables.load(known)
-    return {card.judge: card for card in judge_cards(known, data)}
+    return {card.judge: card for card in judge_cards(read_versions(known), data)}
 
 
 def stage(card: JudgeCard, name: str) -> StageLeniency:
@@ -266,18 +266,18 @@ def test_a_stage_counts_only_where_scored_whole(loaded: Project) -> None:
 
 def test_no_section_without_a_judge_or_an_expert(known: Project, loaded: Project) -> None:
     empty = score_tables.load(loaded)
-    assert judge_cards_section(loaded, empty, 7, Task()) is None
+    assert judge_cards_section(read_versions(loaded), empty, 7, Task()) is None
     no_expert = score_tables.load(known, ReportFilter(graders=frozenset({"nobody"})))
     assert not no_expert.graders and no_expert.judges
-    assert judge_cards_section(known, no_expert, 7, Task()) is None
+    assert judge_cards_section(read_versions(known), no_expert, 7, Task()) is None
     rules_only = score_tables.load(known, ReportFilter(judges=frozenset({"rules [exact]"})))
     assert rules_only.judges == ["rules [exact]"] and rules_only.graders == [EXPERT]
-    assert judge_cards_section(known, rules_only, 7, Task()) is None
+    assert judge_cards_section(read_versions(known), rules_only, 7, Task()) is None
 
 
 def test_the_section_reads_in_html(known: Project, tmp_path: Path) -> None:
     data = score_tables.load(known)
-    section = judge_cards_section(known, data, 7, Task())
+    section = judge_cards_section(read_versions(known), data, 7, Task())
     assert section is not None and section.title == "7. Judge cards"
     names = [table.name for table in section.tables]
     assert len(names) == len(set(names)) == 2 + 4 * 7  # verdicts, rules, 4 per card
@@ -303,7 +303,8 @@ def test_the_section_reads_in_html(known: Project, tmp_path: Path) -> None:
 def test_demo_cards_compare_judges_with_the_consensus(demo: Path) -> None:
     with Project.open(demo) as project:
         data = score_tables.load(project)
-        section = judge_cards_section(project, data, 7, Task())
+        versions = read_versions(project)
+    section = judge_cards_section(versions, data, 7, Task())  # the project is closed
     assert section is not None
     summary = section.tables[0]
     assert [row[0] for row in summary.rows] == ["arbiter-large [prefs-v1]",
@@ -324,7 +325,7 @@ def test_a_judge_whose_scores_came_without_assessments_still_has_a_card(demo: Pa
             project.conn.execute("DELETE FROM assessments WHERE rater_id = (SELECT id FROM "
                                  "raters WHERE name = 'arbiter-mini')")
         data = score_tables.load(project)
-        section = judge_cards_section(project, data, 7, Task())
+        section = judge_cards_section(read_versions(project), data, 7, Task())
     assert section is not None
     assert [row[0] for row in section.tables[0].rows] == ["arbiter-large [prefs-v1]",
                                                           "arbiter-mini [prefs-v1]"]
@@ -342,7 +343,7 @@ def exact_by_hand(data: score_tables.ScoreData, judge: str, reference: str,
     """Exact agreement on ``ids`` from the score rows: per response, the share of criteria both
     scored with the same number; then the mean over responses, and how many there are."""
     keys = ["response_id", "rubric", "criterion"]
-    both = pd.concat({side: data.by_rater[rater].set_index(keys)["value"]
+    both = pd.concat({side: data.rows(rater).set_index(keys)["value"]
                       for side, rater in (("judge", judge), ("reference", reference))},
                      axis=1, join="inner").dropna()
     both = both[both.index.get_level_values("response_id").isin(ids)]
@@ -359,8 +360,9 @@ def test_a_refined_version_says_what_it_came_from_and_how_it_did_on_held_out_gra
         planned = refine.plan(project, refine.Settings(MODEL, MODEL), Prompts.load())
         done = refine.run(project, connect(), planned, None, 4)
         data = score_tables.load(project)
-        cards = {card.judge: card for card in judge_cards(project, data)}
-        section = judge_cards_section(project, data, 7, Task())
+        versions = read_versions(project)
+    cards = {card.judge: card for card in judge_cards(versions, data)}
+    section = judge_cards_section(versions, data, 7, Task())
     assert done.stopped is None and planned.own_verdicts
     before, after = planned.before.rater, planned.after.rater
     heldout = set(done.plan.split.heldout)
@@ -397,7 +399,8 @@ def test_a_refinement_of_another_judge_is_measured_on_its_held_out_part(
         planned = refine.plan(project, refine.Settings("arbiter-mini", MODEL), Prompts.load())
         refine.run(project, connect(), planned, None, 4)
         data = score_tables.load(project)
-        card = next(c for c in judge_cards(project, data) if c.judge == planned.after.rater)
+        card = next(c for c in judge_cards(read_versions(project), data)
+                    if c.judge == planned.after.rater)
     base, refined = card.versions
     assert refined.made_from() == f"{planned.before.prompt_version} + 4 examples"
     # Before and after judged the held-out part alone: there, both are measured whole.

@@ -277,6 +277,27 @@ def test_a_read_delivers_only_the_newest_result_for_its_key(qtbot, window: MainW
     assert sorted(map(str, got)) == ["126", "newer"]  # "older" came last and was dropped
 
 
+def test_a_superseded_read_is_cancelled_and_leaves_no_worker_running(qtbot,
+                                                                     window: MainWindow) -> None:
+    ops = window.ops
+    started = threading.Event()
+    got: list[object] = []
+
+    def endless(project, task):
+        started.set()
+        while True:  # only cancelling ends it
+            task.report(0, None, "working")
+            time.sleep(0.01)
+
+    first = ops.read(endless, got.append, key="report")
+    assert started.wait(WAIT_MS / 1000)
+    with qtbot.waitSignal(first.cancelled, timeout=WAIT_MS):
+        second = ops.read(lambda project, task: "newer", got.append, key="report")
+    qtbot.waitUntil(lambda: got == ["newer"], timeout=WAIT_MS)
+    assert not first.is_running() and not second.is_running()
+    qtbot.waitUntil(lambda: not ops._reads, timeout=WAIT_MS)
+
+
 def test_the_same_failure_again_shows_no_second_box(qtbot, grading: MainWindow,
                                                     demo: Path) -> None:
     """Every key in a deleted project fails the same way: one box says so, not one per key."""

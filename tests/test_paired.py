@@ -37,7 +37,7 @@ def test_confusion_matrix_degenerate_and_bad_input():
     assert confusion_matrix([1, 1], [1, 1], (1,)).tolist() == [[2]]
     assert confusion_matrix([1], [0], (0, 1)).tolist() == [[0, 0], [1, 0]]
     with pytest.raises(ValueError, match="not one of the categories"):
-        confusion_matrix([0, 3], [0, 1], (0, 1, 2))  # sklearn alone would drop the 3 silently
+        confusion_matrix([0, 3], [0, 1], (0, 1, 2))  # never dropped silently
     with pytest.raises(ValueError, match="same length"):
         confusion_matrix([0, 1], [0], (0, 1))
 

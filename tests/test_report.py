@@ -11,14 +11,16 @@ from pathlib import Path
 import pytest
 
 from conftest import write_jsonl
+from physgrade.changes import Changes, Kind
 from physgrade.cli import main
 from physgrade.importer import import_file
 from physgrade.project import Project
-from physgrade.report.build import build_report
+from physgrade.report.build import build_report, draft_report, finish_section
 from physgrade.report.model import Report, Table
 from physgrade.report.writers import write_report
 from physgrade.report.options import HUMAN_CONSENSUS, ReportFilter, ReportOptions, report_choices
 from physgrade.stats.estimate import Estimate
+from physgrade.score_cache import ScoreCache
 from physgrade.tasks import Cancelled, Task
 
 LARGE = "arbiter-large [prefs-v1]"
@@ -247,3 +249,28 @@ def test_report_command_explains_bad_input(demo_path: Path, tmp_path: Path, caps
                  *arguments]) == 1
     assert message in capsys.readouterr().err
     assert not out.exists() or not list(out.iterdir())
+
+
+def test_a_filter_change_reads_nothing_from_the_project(demo_path: Path) -> None:
+    """Once the scores and the small tables are kept, every filter's report, drafted and
+    finished, comes from memory: not one statement reaches the project file."""
+    cache = ScoreCache()
+    with Project.open(demo_path) as project:
+        draft_report(project, ReportOptions(resamples=20), cache.store(project), Task(),
+                     cache.readings)
+        statements: list[str] = []
+        project.conn.set_trace_callback(statements.append)
+        for report_filter in (ReportFilter(models=frozenset({"orbit-7b"})),
+                              ReportFilter(topics=frozenset({"Mechanics"})),
+                              ReportFilter(judges=frozenset({LARGE}), kinds=frozenset({"problem"})),
+                              ReportFilter(graders=frozenset({"expert-1"}))):
+            draft = draft_report(project, ReportOptions(report_filter, resamples=20),
+                                 cache.store(project), Task(), cache.readings)
+            finished = [finish_section(project, draft, i) for i in range(len(draft.report.sections))]
+            assert finished and {s.title for s in finished} == {
+                s.title for s in draft.report.sections}
+        assert statements == []
+        cache.note(Changes.of(Kind.REVIEWS))  # a change: the small tables are read again
+        draft_report(project, ReportOptions(resamples=20), cache.store(project), Task(),
+                     cache.readings)
+        assert any("judge_reviews" in statement for statement in statements)

@@ -1,44 +1,65 @@
-"""The Reports page on the real demo project: the core's report, computed on the worker thread,
-filtered from the bar, exported, and kept when an update is cancelled."""
+"""The Reports page on the real demo project: a draft of the core's report at once, computed off
+the GUI thread from the scores the page keeps, its intervals and figures section by section
+after it; a filter change computes it again by itself, a newer request cancels the older, Stop
+and Finish, errors, export."""
 
 from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
 pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import Qt  # noqa: E402
-from PySide6.QtWidgets import QApplication, QPushButton  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from conftest import press, shot, wait_for  # noqa: E402
 from physgrade import scores  # noqa: E402
 from physgrade.project import Project  # noqa: E402
 import physgrade.report.build  # noqa: E402
-from physgrade.report.build import build_report  # noqa: E402
-from physgrade.report.model import Report  # noqa: E402
+from physgrade.report.build import Draft, build_report  # noqa: E402
+from physgrade.readings import Readings  # noqa: E402
+from physgrade.report.model import PENDING  # noqa: E402
+from physgrade.report.model import Report, Section  # noqa: E402
 from physgrade.report.options import ReportFilter, ReportOptions  # noqa: E402
 from physgrade.rubric import PREFS  # noqa: E402
+from physgrade.score_store import ScoreStore  # noqa: E402
+from physgrade.stats.estimate import Estimate  # noqa: E402
 from physgrade.tasks import Task  # noqa: E402
-from physgrade_ui import reports  # noqa: E402
+from physgrade_ui import reports, style  # noqa: E402
 from physgrade_ui.main_window import MainWindow  # noqa: E402
-from physgrade_ui.progress import ProgressDialog  # noqa: E402
-from physgrade_ui.reports import ExportReportDialog, FigureView, ReportsPage  # noqa: E402
+from physgrade_ui.reports import (ExportReportDialog, FigurePlaceholder, FigureView,  # noqa: E402
+                                  ReportsPage)
+from physgrade_ui.workers import Worker  # noqa: E402
 
 WAIT_MS = 120_000  # a report bootstraps every interval
 ROWS_CHECKED = 3
+#: A response graded by both judges, not yet by expert-1.
+UNGRADED = "r-0002"
 
 pytestmark = pytest.mark.usefixtures("app_settings")
 
 
-def shown_report(window: MainWindow, qtbot) -> ReportsPage:
-    """The Reports page, once the report it computes on first show is there."""
-    window.reports_action.trigger()
-    page = window.reports
-    wait_for(qtbot, page.worker, "finished", WAIT_MS)
+def complete(qtbot, page: ReportsPage) -> ReportsPage:
+    """Wait until the report on show has every interval and figure, and nothing is under way."""
+    qtbot.waitUntil(lambda: page.complete and page.worker is None, timeout=WAIT_MS)
     return page
+
+
+def shown_report(window: MainWindow, qtbot) -> ReportsPage:
+    """The Reports page, once the report it computes on first show is complete."""
+    window.reports_action.trigger()
+    return complete(qtbot, window.reports)
+
+
+def drafted(window: MainWindow, qtbot) -> ReportsPage:
+    """The Reports page, once the draft it computes on first show is there."""
+    window.reports_action.trigger()
+    wait_for(qtbot, window.reports.worker, "finished", WAIT_MS)
+    return window.reports
 
 
 def core_report(path: Path, options: ReportOptions) -> Report:
@@ -70,34 +91,63 @@ def cells(page: ReportsPage) -> dict[str, list[str]]:
                    for c in range(view.columnCount())] for name, view in page.tables.items()}
 
 
+def pending(report: Report) -> list[tuple[str, int, int]]:
+    """(table, row, column) of every estimate whose interval is still being computed."""
+    return [(table.name, r, c) for table in report.tables() for r, row in enumerate(table.rows)
+            for c, cell in enumerate(row) if isinstance(cell, Estimate) and cell.reason == PENDING]
+
+
 def choose(page: ReportsPage, facet: str, value: str) -> None:
     action = next(a for a in page.facets[facet].menu().actions() if a.text() == value)
     action.setChecked(True)
 
 
-def is_primary(button: QPushButton) -> bool:
-    return button.property("role") == "primary"
+@pytest.fixture
+def held_finishing(monkeypatch) -> Iterator[tuple[threading.Event, list[int]]]:
+    """Every section's finishing held until the gate is set (at the latest when the test ends),
+    and the sections in the order they were asked for."""
+    gate, order = threading.Event(), []
+    real_finish = reports.finish_work
+
+    def held(draft: Draft, index: int, project: Project, task: Task) -> Section:
+        order.append(index)
+        gate.wait(WAIT_MS / 1000)
+        return real_finish(draft, index, project, task)
+
+    monkeypatch.setattr(reports, "finish_work", held)
+    yield gate, order
+    gate.set()
 
 
 def test_the_page_shows_the_cores_report_computed_off_the_gui_thread(
         window: MainWindow, demo: Path, qtbot, monkeypatch) -> None:
     threads: list[threading.Thread] = []
-    real_build = physgrade.report.build.build_report
+    real_draft, real_finish = physgrade.report.build.draft_report, physgrade.report.build.finish_section
 
-    def recorded_build(project: Project, options: ReportOptions, task: Task) -> Report:
+    def recorded_draft(project: Project, options: ReportOptions, store: ScoreStore,
+                       task: Task, readings: Readings) -> Draft:
         threads.append(threading.current_thread())
-        return real_build(project, options, task)
+        return real_draft(project, options, store, task, readings)
 
-    monkeypatch.setattr(physgrade.report.build, "build_report", recorded_build)
+    def recorded_finish(project: Project, draft: Draft, index: int, task: Task) -> Section:
+        threads.append(threading.current_thread())
+        return real_finish(project, draft, index, task)
+
+    monkeypatch.setattr(physgrade.report.build, "draft_report", recorded_draft)
+    monkeypatch.setattr(physgrade.report.build, "finish_section", recorded_finish)
     page = shown_report(window, qtbot)
 
-    assert threads and threads[0] is not threading.main_thread()
     report = core_report(demo, page.options())
+    assert len(threads) == 1 + len(report.sections)  # the draft, then each section once
+    assert threading.main_thread() not in threads
     assert_shows(page, report)
+    assert page.report.settings["filter"] == report.settings["filter"]
+    assert not pending(page.report) and all(figure.drawn for figure in page.report.figures())
     assert page.summary.text().startswith(f"{report.settings['responses']:,} responses · ")
-    assert "no filter" in page.summary.text()
+    assert "no filter" in page.summary.text() and "intervals" not in page.summary.text()
     assert f"analyses for {page.rater.currentText()}" in page.summary.text()
-    assert not is_primary(page.update_button) and page.export_button.isEnabled()
+    assert page.export_button.isEnabled()
+    assert page.stop_button.isHidden() and page.finish_button.isHidden()
 
     assert window.size().width() == 1440 and window.size().height() == 900
     qtbot.wait(200)  # let the layout settle before looking
@@ -112,27 +162,193 @@ def test_the_page_shows_the_cores_report_computed_off_the_gui_thread(
     shot(window, "reports_figure.png")
 
 
-def test_a_filter_and_update_show_the_filtered_report(window: MainWindow, demo: Path,
-                                                     qtbot) -> None:
+def test_the_draft_marks_what_is_pending_until_the_finished_sections_replace_it(
+        window: MainWindow, demo: Path, qtbot, held_finishing, tmp_path: Path) -> None:
+    gate, order = held_finishing
+    page = drafted(window, qtbot)
+    qtbot.waitUntil(lambda: order == [0], timeout=WAIT_MS)  # the section on show comes first
+
+    marked = pending(page.report)
+    assert marked and page.worker is not None and not page.complete
+    for name, r, c in marked:
+        item = page.tables[name].item(r, c)
+        value = page.report.tables()[[t.name for t in page.report.tables()].index(name)].rows[r][c]
+        assert item.text() == f"{value.value:.3f} …"
+        assert item.toolTip() == "Interval still being computed"
+        assert item.foreground().color().name() == style.MUTED
+    figures = page.report.figures()
+    assert figures and not any(figure.drawn for figure in figures)
+    assert not page.findChildren(FigureView)
+    assert sorted(card.objectName() for card in page.findChildren(FigurePlaceholder)) == sorted(
+        figure.name for figure in figures)
+    assert {card.text.text() for card in page.findChildren(FigurePlaceholder)} == {"Drawing…"}
+    sections = len(page.report.sections)
+    assert page.summary.text().endswith(f" · intervals and figures: 0 of {sections} sections…")
+    assert page.stop_button.isVisible() and page.finish_button.isHidden()
+    assert not page.export_button.isEnabled() and "once its intervals" in (
+        page.export_button.toolTip())
+    assert page.start_export(reports.ReportExport(tmp_path / "out", ("json",))) is None
+    shot(window, "reports_draft.png")
+
+    # The reader scrolls down the section on show, then moves to the third before it is done.
+    first = page.tabs.widget(0)
+    first.verticalScrollBar().setValue(300)
+    page.tabs.setCurrentIndex(2)
+    gate.set()
+    complete(qtbot, page)
+    assert order[:3] == [0, 2, 1] and sorted(order) == list(range(sections))
+    assert page.tabs.widget(0) is first and first.verticalScrollBar().value() == 300
+    assert page.tabs.currentIndex() == 2
+    assert_shows(page, core_report(demo, page.options()))
+    assert not any(item.text().endswith(" …") for view in page.tables.values()
+                   for item in (view.item(r, c) for r in range(view.rowCount())
+                                for c in range(view.columnCount())))
+    assert len(page.findChildren(FigureView)) == len(figures)
+    assert page.export_button.isEnabled() and "intervals" not in page.summary.text()
+
+
+def test_a_filter_change_computes_the_filtered_report_by_itself(window: MainWindow, demo: Path,
+                                                               qtbot, monkeypatch) -> None:
     page = shown_report(window, qtbot)
     everything = cells(page)
-    model = page.facets["models"].menu().actions()[0].text()
-    choose(page, "models", model)
-    assert is_primary(page.update_button)  # the report shown is not what the bar asks for
+    drafts: list[ReportOptions] = []
+    real_draft = reports.draft_work
 
-    page.update_button.click()
-    wait_for(qtbot, page.worker, "finished", WAIT_MS)
-    assert not is_primary(page.update_button)
-    assert page.options().filter == ReportFilter(models=frozenset({model}))
+    def recorded(cache, options: ReportOptions, project: Project, task: Task) -> Draft:
+        drafts.append(options)
+        return real_draft(cache, options, project, task)
+
+    monkeypatch.setattr(reports, "draft_work", recorded)
+    first, second = (a.text() for a in page.facets["models"].menu().actions()[:2])
+    choose(page, "models", first)
+    choose(page, "models", second)  # in quick succession: one report for both
+    assert page.worker is None  # the bar settles first
+    qtbot.waitUntil(lambda: page.worker is not None, timeout=5_000)
+    complete(qtbot, page)
+
+    chosen = ReportFilter(models=frozenset({first, second}))
+    assert [options.filter for options in drafts] == [chosen]
+    assert page.report_options == page.options() and page.options().filter == chosen
     report = core_report(demo, page.options())
     assert_shows(page, report)
     assert cells(page) != everything
     assert page.summary.text().startswith(f"{report.settings['responses']:,} responses · ")
-    assert f"Model: {model}" in page.summary.text()
+    assert f"Model: {', '.join(sorted((first, second)))}" in page.summary.text()
+
+
+def test_a_newer_request_cancels_the_computation_it_supersedes(window: MainWindow, demo: Path,
+                                                               qtbot, monkeypatch) -> None:
+    page = shown_report(window, qtbot)
+    gate, shown = threading.Event(), []
+    real_draft, real_show = reports.draft_work, ReportsPage._show_draft
+
+    def held_draft(cache, options: ReportOptions, project: Project, task: Task) -> Draft:
+        gate.wait(WAIT_MS / 1000)  # hold both until the second has superseded the first
+        return real_draft(cache, options, project, task)
+
+    def recorded_show(self: ReportsPage, options: ReportOptions, draft: Draft) -> None:
+        shown.append(options)
+        real_show(self, options, draft)
+
+    monkeypatch.setattr(reports, "draft_work", held_draft)
+    monkeypatch.setattr(ReportsPage, "_show_draft", recorded_show)
+    first_model, second_model = (a.text() for a in page.facets["models"].menu().actions()[:2])
+    choose(page, "models", first_model)
+    first = page.update_report()
+    page.facets["models"].clear()
+    choose(page, "models", second_model)
+    second = page.update_report()
+    assert isinstance(first, Worker) and isinstance(second, Worker) and page.worker is second
+
+    with qtbot.waitSignal(first.cancelled, timeout=WAIT_MS):
+        gate.set()
+    assert not first.is_running()
+    complete(qtbot, page)
+    assert [options.filter.models for options in shown] == [frozenset({second_model})]
+    assert page.report_options.filter == ReportFilter(models=frozenset({second_model}))
+    assert_shows(page, core_report(demo, page.options()))
+    qtbot.waitUntil(lambda: not window.ops._reads, timeout=WAIT_MS)
+
+
+def test_stop_leaves_the_marks_and_finish_completes_the_report(window: MainWindow, demo: Path,
+                                                               qtbot, held_finishing) -> None:
+    gate, order = held_finishing
+    page = drafted(window, qtbot)
+    qtbot.waitUntil(lambda: order == [0], timeout=WAIT_MS)
+    marked, finishing = pending(page.report), page.worker
+
+    page.stop_button.click()
+    with qtbot.waitSignal(finishing.cancelled, timeout=WAIT_MS):
+        gate.set()
+    assert page.worker is None and pending(page.report) == marked
+    name, r, c = marked[0]
+    assert page.tables[name].item(r, c).text().endswith(" …")
+    sections = len(page.report.sections)
+    assert page.summary.text().endswith(f" · intervals and figures stopped: 0 of {sections} "
+                                        "sections")
+    assert page.stop_button.isHidden() and page.finish_button.isVisible()
+    assert {card.text.text() for card in page.findChildren(FigurePlaceholder)} == {
+        "Not drawn: Finish draws it"}
+    assert not page.export_button.isEnabled()
+
+    page.finish_button.click()
+    assert page.worker is not None and page.stop_button.isVisible()
+    complete(qtbot, page)
+    assert sorted(order) == [0] + list(range(sections))  # the stopped one again, then the rest
+    assert_shows(page, core_report(demo, page.options()))
+    assert page.finish_button.isHidden() and page.export_button.isEnabled()
+
+
+def test_finishing_pauses_while_another_page_is_shown(window: MainWindow, demo: Path, qtbot,
+                                                      held_finishing) -> None:
+    gate, order = held_finishing
+    page = drafted(window, qtbot)
+    qtbot.waitUntil(lambda: order == [0], timeout=WAIT_MS)
+    paused = page.worker
+
+    window.grade_action.trigger()
+    window.reports_action.trigger()  # back before the paused section has stopped
+    with qtbot.waitSignal(paused.cancelled, timeout=WAIT_MS):
+        gate.set()
+    qtbot.waitUntil(lambda: page.worker is not None, timeout=WAIT_MS)  # it goes on
+
+    window.grade_action.trigger()
+    qtbot.waitUntil(lambda: page.worker is None, timeout=WAIT_MS)
+    qtbot.wait(300)
+    assert page.worker is None and not page.complete  # nothing while hidden
+    window.reports_action.trigger()
+    complete(qtbot, page)
+    assert_shows(page, core_report(demo, page.options()))
+
+
+def test_a_filter_change_after_a_new_grade_shows_the_new_grade(window: MainWindow, demo: Path,
+                                                               qtbot) -> None:
+    page = shown_report(window, qtbot)
+    (model,) = window.ops.project.conn.execute("SELECT model FROM responses WHERE id = ?",
+                                               (UNGRADED,)).fetchone()
+    filtered = ReportOptions(ReportFilter(models=frozenset({model})), page.options().rater)
+    before = graded_in(core_report(demo, filtered), "expert-1")
+    for criterion in PREFS.criteria:
+        assert window.ops.write(lambda project, key=criterion.key: scores.set_score(
+            project, "expert-1", UNGRADED, key, 1))
+
+    choose(page, "models", model)
+    qtbot.waitUntil(lambda: page.report_options == filtered, timeout=WAIT_MS)
+    assert graded_by(page, "expert-1") == {judge: n + 1 for judge, n in before.items()}
+    complete(qtbot, page)
+    assert_shows(page, core_report(demo, filtered))
 
 
 def test_export_writes_html_csv_and_json(window: MainWindow, tmp_path: Path, qtbot) -> None:
     page = shown_report(window, qtbot)
+    gate = threading.Event()
+    held = window.ops.run("Holding", lambda project, task: gate.wait(WAIT_MS / 1000),
+                          progress_dialog=False)
+    assert not page.export_button.isEnabled()  # one long run at a time
+    assert page.export_button.toolTip() == "Wait for the work under way to finish"
+    with qtbot.waitSignal(held.finished, timeout=WAIT_MS):
+        gate.set()
+    assert page.export_button.isEnabled()
     out = tmp_path / "out"
     dialog = ExportReportDialog(out, page)
     assert all(box.isChecked() for box in dialog.formats.values())
@@ -164,48 +380,47 @@ def test_the_export_dialog_wants_a_folder_and_a_format(tmp_path: Path, qtbot) ->
     assert dialog.request() == reports.ReportExport(tmp_path / "out", ("json",))
 
 
-def test_a_cancelled_update_keeps_the_report_shown(window: MainWindow, qtbot,
-                                                   monkeypatch) -> None:
-    page = shown_report(window, qtbot)
-    before, shown = page.report, cells(page)
-    gate = threading.Event()
-    real_compute = reports.compute_report
-
-    def held_compute(options: ReportOptions, project: Project, task: Task) -> Report:
-        gate.wait(WAIT_MS / 1000)  # hold the worker until the user has pressed Cancel
-        return real_compute(options, project, task)
-
-    monkeypatch.setattr(reports, "compute_report", held_compute)
-    choose(page, "models", page.facets["models"].menu().actions()[0].text())
-    page.update_button.click()
-    assert not page.update_button.isEnabled()  # one computation at a time
-    dialog = window.findChildren(ProgressDialog)[-1]
-    with qtbot.waitSignal(page.worker.cancelled, timeout=WAIT_MS):
-        dialog.findChild(QPushButton).click()
-        gate.set()
-
-    assert page.report is before and cells(page) == shown
-    assert page.worker is None and is_primary(page.update_button)
-    assert window.statusBar().currentMessage() == ("Computing the report was cancelled. "
-                                                   "The report shown is unchanged.")
-
-
-def test_a_report_the_core_refuses_says_why_and_keeps_the_one_shown(window: MainWindow, qtbot,
-                                                                     errors: list[str]) -> None:
-    page = shown_report(window, qtbot)
-    before = page.report
+def test_a_report_the_core_refuses_says_why_and_the_one_shown_is_finished(
+        window: MainWindow, qtbot, errors: list[str]) -> None:
+    page = drafted(window, qtbot)
+    before, options = page.report, page.report_options
     page.rater.setCurrentText("expert-2")
     choose(page, "graders", "expert-1")  # leaves expert-2 out, so there is nothing to analyse
-    page.update_button.click()
-    wait_for(qtbot, page.worker, "failed", WAIT_MS)
+    wait_for(qtbot, page.update_report(), "failed", WAIT_MS)
 
     assert len(errors) == 1 and "no grades by 'expert-2'" in errors[0]
     assert errors[0].startswith("The report could not be computed. The report shown is unchanged.")
-    assert page.report is before and is_primary(page.update_button)
+    assert page.report.settings is before.settings and page.report_options == options
+    assert page.worker is not None  # the report shown goes on being finished
+    complete(qtbot, page)
+    assert page.report_options == options and "no filter" in page.summary.text()
+    assert len(errors) == 1
+
+
+def test_a_section_that_cannot_be_finished_says_why_once_and_keeps_its_marks(
+        window: MainWindow, qtbot, monkeypatch, errors: list[str]) -> None:
+    def broken(draft: Draft, index: int, project: Project, task: Task) -> Section:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(reports, "finish_work", broken)
+    page = drafted(window, qtbot)
+    wait_for(qtbot, page.worker, "failed", WAIT_MS)
+    qtbot.wait(200)  # nothing more is tried
+    assert len(errors) == 1 and "No space left on device" in errors[0]
+    assert errors[0].startswith("The intervals and figures still marked could not be computed")
+    assert page.worker is None and pending(page.report) and page.finish_button.isVisible()
+    assert "stopped: 0 of" in page.summary.text() and not page.export_button.isEnabled()
+
+
+def graded_in(report: Report, grader: str) -> dict[str, int]:
+    """Per judge, how many responses ``report`` compares with ``grader``'s totals."""
+    table = next(t for t in report.tables() if t.name == "total_score")
+    judge, reference, n = (table.columns.index(name) for name in ("Judge", "Reference", "n"))
+    return {row[judge]: row[n] for row in table.rows if row[reference] == grader}
 
 
 def graded_by(page: ReportsPage, grader: str) -> dict[str, int]:
-    """Per judge, how many responses the report compares with ``grader``'s totals."""
+    """Per judge, how many responses the page's report compares with ``grader``'s totals."""
     view = page.tables["total_score"]
     columns = [view.horizontalHeaderItem(c).text() for c in range(view.columnCount())]
     judge, reference, n = (columns.index(name) for name in ("Judge", "Reference", "n"))
@@ -218,48 +433,47 @@ def test_a_grade_given_on_the_grade_page_is_in_the_report_when_it_is_shown_again
     page = shown_report(window, qtbot)
     before = graded_by(page, "expert-1")
     assert before and page.report_options == page.options()
-    # Keys go to the active window; without a window manager (Xvfb) the progress dialog that
-    # just went leaves none active.
+    # Keys go to the active window; without a window manager (Xvfb) none may be active.
     window.activateWindow()
 
     window.grade_action.trigger()
     grading = window.grading
     qtbot.waitUntil(lambda: grading.panel.hasFocus(), timeout=10_000)
-    assert grading.select("r-0002")  # graded by both judges, not yet by expert-1
+    assert grading.select(UNGRADED)
     press(qtbot, window, *["1"] * len(grading.item.rubric.criteria))
     assert grading.item.complete
 
     qtbot.keyClick(QApplication.focusWidget() or window, Qt.Key.Key_4,
                    Qt.KeyboardModifier.ControlModifier)  # no F5: showing the page is enough
     assert window.pages.current is page
-    wait_for(qtbot, page.worker, "finished", WAIT_MS)
+    wait_for(qtbot, page.worker, "finished", WAIT_MS)  # the draft has every count already
     assert graded_by(page, "expert-1") == {judge: n + 1 for judge, n in before.items()}
+    complete(qtbot, page)
     assert_shows(page, core_report(demo, page.options()))
 
 
-def test_a_change_during_a_long_run_is_reported_once_the_run_ends(window: MainWindow,
-                                                                   qtbot) -> None:
-    page = shown_report(window, qtbot)
-    before, shown = graded_by(page, "expert-1"), page.report
+def test_a_change_during_a_long_run_is_reported_at_once(window: MainWindow, qtbot) -> None:
+    page = drafted(window, qtbot)
+    before = graded_by(page, "expert-1")
     gate = threading.Event()
     held = window.ops.run("Holding", lambda project, task: gate.wait(WAIT_MS / 1000),
                           progress_dialog=False)
-    assert held is not None and not page.update_button.isEnabled()
-    for criterion in PREFS.criteria:  # r-0002: graded by both judges, not yet by expert-1
+    assert held is not None
+    for criterion in PREFS.criteria:
         assert window.ops.write(lambda project, key=criterion.key: scores.set_score(
-            project, "expert-1", "r-0002", key, 1))
-    assert page.worker is held and page.report is shown  # one long run at a time
+            project, "expert-1", UNGRADED, key, 1))
+    assert page.worker is not None and page.worker is not held and page.drafting
 
-    with qtbot.waitSignal(held.finished, timeout=WAIT_MS):
-        gate.set()
-    qtbot.waitUntil(lambda: page.worker is not None, timeout=WAIT_MS)
     wait_for(qtbot, page.worker, "finished", WAIT_MS)
     assert graded_by(page, "expert-1") == {judge: n + 1 for judge, n in before.items()}
+    assert held.is_running()
+    with qtbot.waitSignal(held.finished, timeout=WAIT_MS):
+        gate.set()
 
 
 def test_an_unavailable_estimate_reads_na_with_its_reason_at_hand(window: MainWindow,
                                                                    qtbot) -> None:
-    page = shown_report(window, qtbot)
+    page = drafted(window, qtbot)  # the draft has it already: an interval cannot change that
     table = next(t for t in page.report.tables() if t.name == "expert_agreement")
     column = table.columns.index("Krippendorff α")
     row = next(r for r, cells in enumerate(table.rows) if cells[column].value is None)

@@ -58,6 +58,11 @@ def audited(project: Project, tmp_path: Path) -> Project:
     return project
 
 
+@pytest.fixture
+def reviews(audited: Project) -> figures.Reviews:
+    return figures.read_reviews(audited)
+
+
 def hand_ac2(first: list[int], second: list[int]) -> float:
     """Gwet's AC2 of two raters with linear weights over 0, 1, 2, from the formula:
     p_a = mean of w(a_i, b_i) with w = 1 - |k - l| / 2; p_e = T_w / (q (q - 1)) * sum_k
@@ -71,8 +76,8 @@ def hand_ac2(first: list[int], second: list[int]) -> float:
     return (pa - pe) / (1 - pe)
 
 
-def test_reviewer_agreement_per_judge_and_criterion(audited: Project) -> None:
-    rows = {(r.judge, r.criterion): r for r in figures.reviewer_agreement(audited)}
+def test_reviewer_agreement_per_judge_and_criterion(reviews: figures.Reviews) -> None:
+    rows = {(r.judge, r.criterion): r for r in figures.reviewer_agreement(reviews)}
     assert set(rows) == {(A, "ANS"), (B, "COR")}
     a, b = rows[(A, "ANS")], rows[(B, "COR")]
     assert a.reviewers == b.reviewers == ("ann", "bob")
@@ -89,8 +94,8 @@ def test_reviewer_agreement_per_judge_and_criterion(audited: Project) -> None:
     assert b.ac2.value > 0.9  # one category dominates, and AC2 stays high where kappa would not
 
 
-def test_full_agreement_per_reviewer(audited: Project) -> None:
-    rows = {(r.judge, r.criterion, r.reviewer): r for r in figures.full_agreement(audited)}
+def test_full_agreement_per_reviewer(reviews: figures.Reviews) -> None:
+    rows = {(r.judge, r.criterion, r.reviewer): r for r in figures.full_agreement(reviews)}
     expected = {(A, "ANS", "ann"): 9, (A, "ANS", "bob"): 8, (B, "COR", "ann"): 12,
                 (B, "COR", "bob"): 11}
     assert set(rows) == set(expected)
@@ -100,8 +105,8 @@ def test_full_agreement_per_reviewer(audited: Project) -> None:
         assert rows[key].rate.value == pytest.approx(twos / 12)
 
 
-def test_verdict_distribution_is_the_mean_over_reviewers(audited: Project) -> None:
-    rows = {d.judge: d for d in figures.verdict_distribution(audited)}
+def test_verdict_distribution_is_the_mean_over_reviewers(reviews: figures.Reviews) -> None:
+    rows = {d.judge: d for d in figures.verdict_distribution(reviews)}
     assert list(rows) == [A, B]
     a, b = rows[A], rows[B]
     assert (a.reviewers, a.n) == (2, 24)
@@ -120,8 +125,8 @@ def test_verdict_distribution_is_the_mean_over_reviewers(audited: Project) -> No
         assert sum(d.share(v).value for v in figures.VERDICTS) == pytest.approx(1.0)
 
 
-def test_recommendation_with_mcnemar(audited: Project) -> None:
-    chosen = figures.recommendation(audited)
+def test_recommendation_with_mcnemar(reviews: figures.Reviews) -> None:
+    chosen = figures.recommendation(reviews)
     assert chosen is not None
     assert (chosen.judge, chosen.runner_up) == (A, B)
     # Pairs (reviewer, response) with both labelled: 12 by ann, 11 by bob. judge-a alone is
@@ -135,11 +140,39 @@ def test_recommendation_with_mcnemar(audited: Project) -> None:
         f"{(7 / 12 + 5 / 11) / 2:.1%} for {B}; the difference is significant (McNemar p = 0.002).")
 
 
-def test_too_few_pairs_are_not_tested(audited: Project) -> None:
-    chosen = figures.recommendation(audited, ReportFilter(models=frozenset({"m-small"})))
+def test_too_few_pairs_are_not_tested(reviews: figures.Reviews) -> None:
+    chosen = figures.recommendation(reviews, ReportFilter(models=frozenset({"m-small"})))
     assert chosen is not None and chosen.pairs == 8
     assert chosen.p_value is None and chosen.significant is None
     assert "not enough data" in chosen.text
+
+
+def test_a_filter_narrows_the_reviews_read_without_reading_again(audited: Project) -> None:
+    reviews = figures.read_reviews(audited)
+    audited.close()  # from here on, any query would fail: a filter change reads nothing
+
+    def full(report_filter: ReportFilter) -> dict[tuple[str, str, str], tuple[int, int]]:
+        return {(r.judge, r.criterion, r.reviewer): (round(r.rate.value * r.n), r.n)
+                for r in figures.full_agreement(reviews, report_filter)}
+
+    small, bob = frozenset({"m-small"}), frozenset({"bob"})
+    # r-01..r-04: every value is 2 but bob's COR on r-01.
+    assert full(ReportFilter(models=small)) == {
+        (A, "ANS", "ann"): (4, 4), (A, "ANS", "bob"): (4, 4), (B, "COR", "ann"): (4, 4),
+        (B, "COR", "bob"): (3, 4)}
+    # Facets combine with AND (the small model, bob's reviews), values with OR.
+    assert full(ReportFilter(models=small, graders=bob)) == {
+        (A, "ANS", "bob"): (4, 4), (B, "COR", "bob"): (3, 4)}
+    assert full(ReportFilter(models=small | {"m-big"})) == full(ReportFilter())
+    assert all(n == 12 for _, n in full(ReportFilter()).values())
+    assert figures.reviewer_agreement(reviews, ReportFilter(graders=bob)) == []
+    only_b = ReportFilter(judges=frozenset({B}))
+    assert [d.judge for d in figures.verdict_distribution(reviews, only_b)] == [B]
+    assert {r.judge for r in figures.reviewer_agreement(reviews, only_b)} == {B}
+    nothing = ReportFilter(topics=frozenset({"no such topic"}))
+    assert figures.full_agreement(reviews, nothing) == []
+    assert figures.recommendation(reviews, nothing) is None
+    assert figures.has_reviews(reviews)
 
 
 def test_ties_go_to_the_less_lenient_judge(project: Project, tmp_path: Path) -> None:
@@ -155,7 +188,7 @@ def test_ties_go_to_the_less_lenient_judge(project: Project, tmp_path: Path) -> 
         {"response_id": "r-1", "judge": "strict-one", "reviewer": "ann", "verdict": C},
         {"response_id": "r-2", "judge": "strict-one", "reviewer": "ann", "verdict": S}]),
         "judge_reviews")
-    chosen = figures.recommendation(project)
+    chosen = figures.recommendation(figures.read_reviews(project))
     assert chosen is not None and chosen.judge == "strict-one"
     assert chosen.pairs == 2 and chosen.p_value is None and "not enough data" in chosen.text
 
@@ -163,9 +196,10 @@ def test_ties_go_to_the_less_lenient_judge(project: Project, tmp_path: Path) -> 
 def test_blind_aliases_are_revealed(audited: Project) -> None:
     (judge_a,) = audited.conn.execute("SELECT id FROM raters WHERE name = 'judge-a'").fetchone()
     assert blind.aliases(audited, [judge_a]) == {judge_a: "Judge A"}  # the only one: A
-    assert figures.judge_names(audited) == {A: f"Judge A = {A}", B: B}
-    assert {d.judge for d in figures.verdict_distribution(audited)} == {f"Judge A = {A}", B}
-    assert figures.recommendation(audited).text.startswith(f"Judge A = {A} is recommended")
+    reviews = figures.read_reviews(audited)
+    assert figures.judge_names(reviews) == {A: f"Judge A = {A}", B: B}
+    assert {d.judge for d in figures.verdict_distribution(reviews)} == {f"Judge A = {A}", B}
+    assert figures.recommendation(reviews).text.startswith(f"Judge A = {A} is recommended")
 
 
 def test_the_report_has_a_judge_audit_section(audited: Project, tmp_path: Path) -> None:
@@ -196,8 +230,9 @@ def test_the_report_has_a_judge_audit_section(audited: Project, tmp_path: Path) 
 def test_no_reviews_no_section(loaded: Project, tmp_path: Path) -> None:
     import_file(loaded, write_jsonl(tmp_path / "v.jsonl", [
         {"response_id": "r-1", "judge": "judge-a", "scores": PREFS_FULL}]), "verdicts")
-    assert not figures.has_reviews(loaded)
-    assert figures.recommendation(loaded) is None
-    assert figures.reviewer_agreement(loaded) == []
+    reviews = figures.read_reviews(loaded)
+    assert not figures.has_reviews(reviews)
+    assert figures.recommendation(reviews) is None
+    assert figures.reviewer_agreement(reviews) == []
     report = build_report(loaded, ReportOptions(resamples=20))
     assert not any("Judge audit" in s.title for s in report.sections)

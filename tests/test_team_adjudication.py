@@ -198,7 +198,7 @@ def consensus_of(project: Project, report_filter: ReportFilter = ReportFilter()
                  ) -> tuple[dict[tuple[str, str], float | None], int]:
     """(response, criterion) -> the consensus value (None: N/A), and how many are adjudicated."""
     data = score_tables.load(project, report_filter)
-    rows = data.by_rater.get(HUMAN_CONSENSUS, data.scores.iloc[:0])
+    rows = data.rows(HUMAN_CONSENSUS)
     values = {(str(r), str(c)): (None if v != v else v)
               for r, c, v in zip(rows["response_id"], rows["criterion"], rows["value"])}
     return values, data.adjudicated

@@ -109,6 +109,7 @@ class Operations(QObject):
         self._run: Worker | None = None
         self._reads: dict[Worker, bool] = {}  # reads under way: do they hold a connection?
         self._latest: dict[object, int] = {}
+        self._newest: dict[object, Worker] = {}  # the read under way for each key
         self._pending: deque[_Pending] = deque()
         self._retry = QTimer(self)
         self._retry.setInterval(RETRY_MS)
@@ -321,14 +322,19 @@ class Operations(QObject):
              needs_project: bool = True) -> Worker | None:
         """Run ``work(project, task)`` in the background (a read: it broadcasts nothing) and
         hand its result to ``done`` on the GUI thread. A later read with the same ``key``
-        supersedes it (only the newest result is delivered), as does closing the project. A
-        failure goes to ``failed`` if given, else to :meth:`fail`."""
+        supersedes it: the older one is cancelled (it stops at its next progress report) and
+        only the newest result is delivered, as closing the project does. A failure goes to
+        ``failed`` if given, else to :meth:`fail`."""
         if needs_project and self.project is None:
             return None
         path = self._path_for(needs_project)
         token = self._latest.get(key, 0) + 1
         self._latest[key] = token
+        superseded = self._newest.get(key)
+        if superseded is not None:
+            superseded.cancel()  # harmless once it is done
         worker = Worker(partial(_with_project, path, work), self)
+        self._newest[key] = worker
         # A read of the project is stale once another is open; one of no project never is.
         stamp = (self._generation if needs_project else None, key, token)
         worker.finished.connect(partial(self._read_finished, worker, stamp, done))
@@ -348,6 +354,8 @@ class Operations(QObject):
 
     def _read_ended(self, worker: Worker) -> None:
         self._reads.pop(worker, None)
+        for key in [key for key, newest in self._newest.items() if newest is worker]:
+            del self._newest[key]
         worker.deleteLater()
 
     def _read_finished(self, worker: Worker, stamp: tuple[int | None, object, int],

@@ -1,21 +1,26 @@
 """The Reports page: the core's project report, under the filters and for the rater chosen in its bar.
 
 The page only lays out a :class:`~physgrade.report.model.Report`: every number and every cell's
-text comes from the core. Computing a report bootstraps many intervals, so it is a long run of
-the operations (progress, Cancel), as is writing it to disk; a change to what the report is
-computed from computes it again.
+text comes from the core. A change to the bar, or to what the report is computed from, is
+answered within about a second by a draft (every value, from the project's scores kept in a
+:class:`~physgrade.score_cache.ScoreCache`); the bootstrap intervals and the figures, most of a
+report's arithmetic, follow section by section (the one on show first), marked as pending until
+they come. All of it runs as background reads that a newer request cancels; only writing the
+report to disk is a long run of the operations (progress, Cancel).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QRect, QSize, Qt, QTimer
-from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPixmap, QResizeEvent, QShowEvent
+from PySide6.QtGui import (QColor, QHideEvent, QPainter, QPaintEvent, QPixmap, QResizeEvent,
+                           QShowEvent)
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QFileDialog, QFrame, QHBoxLayout,
                                QHeaderView, QLabel, QPushButton, QScrollArea, QSizePolicy,
                                QStackedWidget, QTabWidget, QTableWidgetItem, QVBoxLayout,
@@ -24,18 +29,21 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QFileDialog, QFram
 from physgrade.changes import Changes, Kind
 from physgrade.estimation.sample import samples
 from physgrade.project import Project
-from physgrade.report.model import Cell, Figure, Report, Section, Table
+from physgrade.report.model import PENDING, Cell, Figure, Report, Section, Table, cell_text
 from physgrade.report.writers import write_report
 from physgrade.report.options import ReportFilter, ReportOptions, report_choices
+from physgrade.score_cache import ScoreCache
 from physgrade.stats.estimate import Estimate
 from physgrade.tasks import Task
 from physgrade_ui import style, transfer
 from physgrade_ui.operations import Operations
 from physgrade_ui.pages import Section as SectionKeys
-from physgrade_ui.widgets import (NUMBER_ALIGNMENT, ROW_HEIGHT, FacetButton, SmallTable, label,
-                                  polish)
+from physgrade_ui.widgets import NUMBER_ALIGNMENT, ROW_HEIGHT, FacetButton, SmallTable, label
 from physgrade_ui.workers import Worker
 from physgrade.wording import count
+
+if TYPE_CHECKING:  # the builder is imported where used (see draft_work)
+    from physgrade.report.build import Draft
 
 #: Filter facets: ReportFilter field and button title, in the order of the bar.
 FACETS = (("models", "Model"), ("topics", "Topic"), ("kinds", "Kind"), ("bloom", "Bloom"),
@@ -51,10 +59,24 @@ MAX_ROWS = 15
 CELL_PADDING = 12
 #: Figures shrink to fit the page, but not below this width (pixels); the page scrolls instead.
 MIN_FIGURE_WIDTH = 320
-NO_REPORT = "No report yet: press Update to compute one."
+#: How tall a figure not drawn yet stands (pixels): about a typical figure's height (they run
+#: from 370 to 1100), so that what follows moves little when it comes.
+PLACEHOLDER_HEIGHT = 440
+NO_REPORT = "No report for the choices above."
+COMPUTING = "Computing the report…"
+#: How an estimate whose interval is still being computed reads: its value, then this.
+PENDING_MARK = " …"
+PENDING_TIP = "Interval still being computed"
+#: What a figure not drawn yet reads, while it is being drawn and once the user stopped that.
+DRAWING, NOT_DRAWN = "Drawing…", "Not drawn: Finish draws it"
 #: How many characters of a rater's label the "Analyses for" box shows.
 RATER_CHARACTERS = 22
 UNCHANGED = "The report shown is unchanged."
+#: How long the bar waits for the next click before computing (ms): choosing three models
+#: computes one report, not three.
+SETTLE_MS = 150
+#: The key of the page's reads: any new draft supersedes all the work under way for the last.
+READ_KEY = "report"
 #: What a report is computed from: a change to any of it computes the report again.
 REPORTED = (Kind.SCORES, Kind.RATERS, Kind.REVIEWS, Kind.BLOOM, Kind.QUESTIONS, Kind.RESPONSES,
             Kind.SAMPLES, Kind.ADJUDICATIONS, Kind.ESTIMATION, Kind.REFINEMENTS)
@@ -62,13 +84,20 @@ REPORTED = (Kind.SCORES, Kind.RATERS, Kind.REVIEWS, Kind.BLOOM, Kind.QUESTIONS, 
 CHOICES = (Kind.RATERS, Kind.QUESTIONS, Kind.RESPONSES, Kind.ESTIMATION)
 
 
-def compute_report(options: ReportOptions, project: Project, task: Task) -> Report:
-    """Build the report (on a worker). The builder is imported here, not with the page: it
-    loads pandas, scipy and matplotlib, which would otherwise add more than a second to every
-    start of the app."""
-    from physgrade.report.build import build_report
+def draft_work(cache: ScoreCache, options: ReportOptions, project: Project, task: Task) -> Draft:
+    """The report's draft, from the scores ``cache`` keeps (on a worker). The builder is
+    imported here, not with the page: it loads scipy and matplotlib, which would otherwise add
+    more than a second to every start of the app."""
+    from physgrade.report.build import draft_report
 
-    return build_report(project, options, task)
+    return draft_report(project, options, cache.store(project, task), task, cache.readings)
+
+
+def finish_work(draft: Draft, index: int, project: Project, task: Task) -> Section:
+    """Section ``index`` of ``draft`` with its intervals and its figures drawn (on a worker)."""
+    from physgrade.report.build import finish_section
+
+    return finish_section(project, draft, index, task)
 
 
 def written_text(folder: Path, written: list[Path]) -> str:
@@ -106,11 +135,11 @@ class ReportTable(SmallTable):
         with self.batch():
             self.fill([tuple(table.text(r, c) for c in columns) for r in range(len(table.rows))])
             for c in columns:
-                numeric = table.numeric(c)
+                numeric, percent = table.numeric(c), table.columns[c] in table.percent
                 if numeric:
                     self.horizontalHeaderItem(c).setTextAlignment(NUMBER_ALIGNMENT)
                 for r, row in enumerate(table.rows):
-                    self._style(self.item(r, c), row[c], numeric)
+                    self._style(self.item(r, c), row[c], numeric, percent)
         width = 2 * self.frameWidth() + self.horizontalHeader().length()
         if len(table.rows) > MAX_ROWS:
             self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
@@ -127,10 +156,15 @@ class ReportTable(SmallTable):
         self.setFixedHeight(self._rows_height
                             + (self.horizontalScrollBar().sizeHint().height() if narrow else 0))
 
-    def _style(self, item: QTableWidgetItem, cell: Cell, numeric: bool) -> None:
+    def _style(self, item: QTableWidgetItem, cell: Cell, numeric: bool, percent: bool) -> None:
         if numeric:
             item.setTextAlignment(NUMBER_ALIGNMENT)
-        if isinstance(cell, Estimate) and cell.reason:
+        if isinstance(cell, Estimate) and cell.reason == PENDING:
+            # The value now, muted and marked; its interval comes with the finished section.
+            item.setText(cell_text(replace(cell, reason=None), percent) + PENDING_MARK)
+            item.setToolTip(PENDING_TIP)
+            item.setForeground(QColor(style.MUTED))
+        elif isinstance(cell, Estimate) and cell.reason:
             # The reason would widen the column past its values: it goes in the tooltip.
             item.setToolTip(cell.reason)
             if cell.value is None:
@@ -204,9 +238,32 @@ class Prose(QLabel):
         return super().heightForWidth(min(width, self.maximumWidth()))
 
 
+class FigurePlaceholder(QFrame):
+    """Where a figure not drawn yet will be: a muted card about its size."""
+
+    def __init__(self, figure: Figure, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName(figure.name)
+        self.setProperty("role", "card")
+        self.setFixedHeight(PLACEHOLDER_HEIGHT)
+        self.setMaximumWidth(TEXT_WIDTH)
+        self.text = label(DRAWING, "muted")
+        self.text.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        QVBoxLayout(self).addWidget(self.text)
+
+
 def section_view(section: Section, tables: dict[str, ReportTable]) -> QScrollArea:
-    """One section as a scrolling page: intro, then each table and figure under its title;
-    the table widgets are added to ``tables`` by name."""
+    """One section as a scrolling page (see :func:`section_content`)."""
+    scroller = QScrollArea()
+    scroller.setWidgetResizable(True)
+    scroller.setFrameShape(QFrame.Shape.NoFrame)
+    scroller.setWidget(section_content(section, tables))
+    return scroller
+
+
+def section_content(section: Section, tables: dict[str, ReportTable]) -> QWidget:
+    """One section: intro, then each table and figure under its title; the table widgets are
+    added to ``tables`` by name."""
     content = QWidget()
     layout = QVBoxLayout(content)
     layout.setContentsMargins(24, 18, 24, 24)
@@ -227,18 +284,15 @@ def section_view(section: Section, tables: dict[str, ReportTable]) -> QScrollAre
         _add_figures(layout, section.figures_after(table))
     _add_figures(layout, section.figures_after(None))
     layout.addStretch(1)
-    scroller = QScrollArea()
-    scroller.setWidgetResizable(True)
-    scroller.setFrameShape(QFrame.Shape.NoFrame)
-    scroller.setWidget(content)
-    return scroller
+    return content
 
 
 def _add_figures(layout: QVBoxLayout, figures: list[Figure]) -> None:
     for figure in figures:
         layout.addSpacing(14)
         layout.addWidget(label(figure.title, "section"))
-        layout.addWidget(FigureView(figure))
+        # Drawing takes long: never here, on the GUI thread; the finished section brings it.
+        layout.addWidget(FigureView(figure) if figure.drawn else FigurePlaceholder(figure))
         if figure.caption:
             layout.addWidget(Prose(figure.caption, "muted"))
 
@@ -297,7 +351,8 @@ class ExportReportDialog(transfer.TransferDialog[ReportExport]):
 
 
 class ReportsPage(QWidget):
-    """The report of the open project, computed again whenever what it reports on changes."""
+    """The report of the open project, computed again whenever the bar or what it reports on
+    changes: a draft at once, then its intervals and figures section by section."""
 
     page_title = "Reports"
 
@@ -305,19 +360,32 @@ class ReportsPage(QWidget):
         super().__init__(parent)
         self.ops = ops
         self.project_path: Path | None = None
+        #: the open project's scores, kept between reports (None: no project)
+        self.cache: ScoreCache | None = None
+        #: the report on show: the draft's, each section replaced once it is finished
         self.report: Report | None = None
         self.report_options: ReportOptions | None = None
+        self.draft: Draft | None = None
         self.export_folder = Path.home()
         self.tables: dict[str, ReportTable] = {}
         self._due = False  # the project changed since the report shown (or under way) was begun
-        ops.busy_changed.connect(self._busy_changed)
+        self._requested: ReportOptions | None = None  # what the last draft was asked for
+        self._unfinished: list[int] = []  # the sections of the draft shown not finished yet
+        self._stopped = False  # Stop was pressed (or finishing failed): Finish goes on
+        self._worker: Worker | None = None
+        self._drafting = False  # whether that worker makes a draft (else it finishes a section)
+        self._settle = QTimer(self)
+        self._settle.setSingleShot(True)
+        self._settle.setInterval(SETTLE_MS)
+        self._settle.timeout.connect(self._bar_settled)
+        ops.busy_changed.connect(self._show_state)  # Export waits for a long run to end
 
         bar = QHBoxLayout()
         bar.setSpacing(6)
         self.facets: dict[str, FacetButton] = {}
         for key, title in FACETS:
             button = FacetButton(title)
-            button.changed.connect(self._show_state)
+            button.changed.connect(self._settle.start)
             self.facets[key] = button
             bar.addWidget(button)
         bar.addSpacing(10)
@@ -330,7 +398,7 @@ class ReportsPage(QWidget):
         self.rater.setSizeAdjustPolicy(
             QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.rater.setMinimumContentsLength(RATER_CHARACTERS)
-        self.rater.currentIndexChanged.connect(self._show_state)
+        self.rater.currentIndexChanged.connect(self._settle.start)
         bar.addWidget(self.rater)
         # Shown only when the project has estimation samples (see _offer_samples).
         self.sample_label = label("Sample")
@@ -339,7 +407,7 @@ class ReportsPage(QWidget):
                                "scores (the section \"Model scores corrected by expert "
                                "grades\"); a hand-picked one is assumed random")
         self.sample.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-        self.sample.currentIndexChanged.connect(self._show_state)
+        self.sample.currentIndexChanged.connect(self._settle.start)
         self._newest_random: str | None = None
         bar.addSpacing(8)
         bar.addWidget(self.sample_label)
@@ -349,24 +417,34 @@ class ReportsPage(QWidget):
         # What the report shows, with its buttons beside it: the choices above fill the width.
         self.summary = label(NO_REPORT, "muted")
         self.summary.setWordWrap(True)
+        # Two lines, wrapped or not (as tall as the buttons): the report does not move down and
+        # up again as the progress at the end of the line comes and goes.
+        self.summary.setMinimumHeight(self.summary.fontMetrics().boundingRect(
+            QRect(0, 0, TEXT_WIDTH, TEXT_WIDTH), Qt.TextFlag.TextWordWrap, "1\n2").height())
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.update_button = QPushButton("Update")
-        self.update_button.clicked.connect(self.update_report)
+        self.stop_button = QPushButton("Stop")
+        self.stop_button.setToolTip("Stop computing the intervals and drawing the figures; "
+                                    "the values shown stay")
+        self.stop_button.clicked.connect(self.stop_finishing)
+        self.finish_button = QPushButton("Finish")
+        self.finish_button.setToolTip("Compute the intervals and draw the figures still missing")
+        self.finish_button.clicked.connect(self.finish)
         self.export_button = QPushButton("Export…")
         self.export_button.clicked.connect(self.export)
         status = QHBoxLayout()
         status.setSpacing(6)
         status.addWidget(self.summary, 1)
-        status.addWidget(self.update_button)
+        status.addWidget(self.stop_button)
+        status.addWidget(self.finish_button)
         status.addWidget(self.export_button)
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         self.tabs.setElideMode(Qt.TextElideMode.ElideRight)  # every section stays in reach
         self.tabs.setUsesScrollButtons(False)
-        placeholder = label(NO_REPORT, "muted")
-        placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.placeholder = label(NO_REPORT, "muted")
+        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.body = QStackedWidget()
-        self.body.addWidget(placeholder)
+        self.body.addWidget(self.placeholder)
         self.body.addWidget(self.tabs)
 
         layout = QVBoxLayout(self)
@@ -381,23 +459,30 @@ class ReportsPage(QWidget):
 
     def open(self, project: Project | None, person: str | None = None) -> None:
         """Offer the filter values and raters of ``project`` (keeping the choices that still
-        apply) and compute its report, unless it is on show already (the report is the same
-        whoever is working); a closed project leaves no report."""
+        apply) and compute its report; a closed project leaves no report.
+
+        The stack drops the changes a page hears while it waits to be opened, so the scores
+        kept are read again and the report computed again; the one on show (the same project's)
+        stays until the new one replaces it."""
+        self._settle.stop()
         if project is None:
-            self.project_path, self._due = None, False
-            self._show_report(None, None)
+            self.project_path, self.cache, self._due = None, None, False
+            self._forget_report()
             return
         if project.path != self.project_path:
             self.project_path = project.path
             self.export_folder = project.path.parent / f"{project.path.stem} report"
-            self._show_report(None, None)
+            self._forget_report()
+        self.cache = ScoreCache()
         self._offer_choices(project)
-        self._due = self._due or self.report is None
+        self._due = True
         self._update_if_due()
 
     def apply(self, changes: Changes) -> None:
-        """Compute the report again when what it reports on changed; while a long run is under
-        way, once it has ended."""
+        """Keep the scores up to date, and compute the report again when what it reports on
+        changed (at once: reads run beside a long run)."""
+        if self.cache is not None:
+            self.cache.note(changes)
         if self.ops.project is None or not changes.touches(*REPORTED):
             return
         if changes.touches(*CHOICES):
@@ -406,22 +491,32 @@ class ReportsPage(QWidget):
         self._update_if_due()
 
     def stop(self) -> None:
-        """Nothing to do: the operations end the work under way."""
+        """The window is closing: nothing more is started (the operations end the reads)."""
+        self._settle.stop()
 
     def help_section(self) -> SectionKeys | None:
         return None
 
     def focus_widget(self) -> QWidget:
-        return self.tabs if self.report is not None else self.update_button
+        return self.tabs if self.report is not None else self.facets[FACETS[0][0]]
 
     def focus_search(self) -> bool:
         return False
 
     def showEvent(self, event: QShowEvent) -> None:
         """A recomputation left for later while the page was hidden is done now (after the
-        window has handed the page what changed meanwhile, which may start it anyway)."""
+        window has handed the page what changed meanwhile, which may start it anyway), else
+        the finishing that hiding the page paused goes on."""
         super().showEvent(event)
         QTimer.singleShot(0, self._update_if_due)
+
+    def hideEvent(self, event: QHideEvent) -> None:
+        """Another page is shown: finishing pauses, so that the bootstraps and the drawing do
+        not take the processor from someone grading (a minimised window goes on)."""
+        super().hideEvent(event)
+        if not event.spontaneous() and self.finishing:
+            assert self._worker is not None
+            self._worker.cancel()
 
     # -- the bar ------------------------------------------------------------------------------
 
@@ -473,38 +568,135 @@ class ReportsPage(QWidget):
         return ReportOptions(chosen, self.rater.currentText() or None,
                              sample=None if sample == self._newest_random else sample)
 
-    def _show_state(self) -> None:
-        """Update is the primary button while the bar asks for another report than the one
-        shown; nothing starts while a long run is under way."""
-        idle = not self.ops.busy
-        self.update_button.setEnabled(idle and self.ops.project is not None)
-        self.export_button.setEnabled(idle and self.report is not None)
-        outdated = self.report is None or self.options() != self.report_options
-        self.update_button.setProperty("role", "primary" if outdated else None)
-        polish(self.update_button)
-
-    def _busy_changed(self, busy: bool) -> None:
-        self._show_state()
-        if not busy:
-            # Later: the run that ended may broadcast what it changed first (which starts it).
-            QTimer.singleShot(0, self._update_if_due)
-
-    # -- computing and showing ----------------------------------------------------------------
-
-    def _update_if_due(self) -> None:
-        if self._due and self.isVisible() and not self.ops.busy:
+    def _bar_settled(self) -> None:
+        """The bar was left alone for a moment: compute what it asks for, unless that is what
+        the report shown (or under way) is already for (a value ticked and unticked again)."""
+        if self.options() != self._requested:
             self.update_report()
 
+    # -- computing ----------------------------------------------------------------------------
+
+    @property
+    def worker(self) -> Worker | None:
+        """The read under way for the report (its draft or a section's finishing), if any."""
+        return self._worker
+
+    @property
+    def drafting(self) -> bool:
+        return self._worker is not None and self._drafting
+
+    @property
+    def finishing(self) -> bool:
+        """Intervals and figures are being computed, and the user has not stopped them."""
+        return self._worker is not None and not self._drafting and not self._stopped
+
+    @property
+    def complete(self) -> bool:
+        """A report is on show with every interval and figure."""
+        return self.report is not None and not self._unfinished
+
+    def _update_if_due(self) -> None:
+        """Compute the report if it is due, else finish the one shown; only while on show."""
+        if not self.isVisible():
+            return
+        if self._due:
+            self.update_report()
+        elif self._worker is None:
+            self._finish_next()
+
     def update_report(self) -> Worker | None:
-        """Compute the report the bar asks for; Cancel keeps the one shown."""
+        """Compute the report the bar asks for now: its draft, then its intervals and figures.
+        The work under way for the report is cancelled; the report shown stays until the new
+        draft replaces it (or says why there is none)."""
+        self._settle.stop()
+        if self.cache is None:
+            return None
         options = self.options()
-        worker = self.ops.run("Computing the report", partial(compute_report, options),
-                              partial(self._show_report, options),
-                              failed="The report could not be computed. " + UNCHANGED,
-                              cancelled="Computing the report was cancelled. " + UNCHANGED)
+        worker = self.ops.read(partial(draft_work, self.cache, options),
+                               partial(self._show_draft, options), key=READ_KEY,
+                               failed=self._draft_failed)
         if worker is not None:
-            self._due = False
+            self._due, self._requested = False, options
+        self._follow(worker, drafting=True)
         return worker
+
+    def _follow(self, worker: Worker | None, drafting: bool) -> None:
+        """Make ``worker`` the read under way for the report (None: none could start)."""
+        self._worker, self._drafting = worker, drafting
+        if worker is not None:
+            for outcome in (worker.finished, worker.failed, worker.cancelled):
+                outcome.connect(partial(self._read_ended, worker))
+        self._show_state()
+
+    def _read_ended(self, worker: Worker, *_outcome: object) -> None:
+        """After the operations have handed on its result (which may have started the next
+        read): finishing goes on where nothing else did, e.g. after a draft that failed, or a
+        section that hiding the page paused, once the page is back on show."""
+        if self._worker is worker:
+            self._worker = None
+            self._finish_next()
+
+    def _show_draft(self, options: ReportOptions, draft: Draft) -> None:
+        """Show ``draft`` at once, then finish its sections."""
+        self.draft, self._stopped = draft, False
+        self._unfinished = list(range(len(draft.report.sections)))
+        self._show_report(options, draft.report)
+        self._finish_next()
+
+    def _draft_failed(self, error: BaseException) -> None:
+        """Say why; the report shown stays, and goes on being finished (see _read_ended)."""
+        self.ops.fail("The report could not be computed", error,
+                      "The report could not be computed. " + UNCHANGED)
+
+    def _finish_next(self) -> None:
+        """Finish the next section: the one on show if it is not yet, else the first that is
+        not (nothing once every section is, once the user stopped, or while the page is
+        hidden)."""
+        if self.draft is None or self._stopped or not self._unfinished or not self.isVisible():
+            self._show_state()
+            return
+        shown = self.tabs.currentIndex()
+        index = shown if shown in self._unfinished else self._unfinished[0]
+        worker = self.ops.read(partial(finish_work, self.draft, index),
+                               partial(self._show_section, self.draft, index), key=READ_KEY,
+                               failed=self._finishing_failed)
+        self._follow(worker, drafting=False)
+
+    def _show_section(self, draft: Draft, index: int, section: Section) -> None:
+        """Put finished ``section`` in place of its draft, then finish the next."""
+        if draft is not self.draft or index not in self._unfinished:
+            return  # a section of a report no longer on show
+        self._unfinished.remove(index)
+        self._replace_section(index, section)
+        self._finish_next()
+
+    def _finishing_failed(self, error: BaseException) -> None:
+        """Say why; the sections not finished keep their marks, and Finish tries again."""
+        self._stopped = True
+        self.ops.fail("The report could not be finished", error,
+                      "The intervals and figures still marked could not be computed; the "
+                      "values shown are right.")
+
+    def stop_finishing(self) -> None:
+        """Stop computing intervals and drawing figures (Stop): the sections not finished keep
+        their marks; Finish goes on."""
+        self._stopped = True
+        if self._worker is not None and not self._drafting:
+            self._worker.cancel()
+        self._show_state()
+
+    def finish(self) -> None:
+        """Go on computing the intervals and figures still missing (Finish)."""
+        if self.drafting:
+            return  # the new draft is finished as soon as it is there
+        self._stopped = False
+        self._finish_next()
+
+    # -- showing ------------------------------------------------------------------------------
+
+    def _forget_report(self) -> None:
+        self.draft, self._unfinished, self._requested = None, [], None
+        self._show_report(None, None)
 
     def _show_report(self, options: ReportOptions | None, report: Report | None) -> None:
         """Lay out ``report`` (None: none yet), staying on the section that was on show."""
@@ -520,8 +712,56 @@ class ReportsPage(QWidget):
             if section.tab == current:
                 self.tabs.setCurrentIndex(index)
         self.body.setCurrentIndex(1 if report else 0)
-        self.summary.setText(summary_text(report) if report else NO_REPORT)
         self._show_state()
+
+    def _replace_section(self, index: int, section: Section) -> None:
+        """Section ``index`` laid out again, where the reader had scrolled to in it."""
+        assert self.report is not None
+        sections = list(self.report.sections)
+        for table in sections[index].tables:
+            self.tables.pop(table.name, None)
+        sections[index] = section
+        self.report = Report(self.report.title, self.report.settings, sections)
+        scroller = self.tabs.widget(index)
+        assert isinstance(scroller, QScrollArea)
+        position = scroller.verticalScrollBar().value()
+        scroller.takeWidget().deleteLater()
+        scroller.setWidget(section_content(section, self.tables))
+        scroller.verticalScrollBar().setValue(position)
+        self._show_state()
+
+    def _show_state(self) -> None:
+        """The summary says what the report shows and what is still coming; Stop while
+        intervals and figures are computed, Finish once they were stopped; Export once the
+        report is complete."""
+        self.summary.setText(self._summary())
+        self.placeholder.setText(COMPUTING if self.drafting else NO_REPORT)
+        self.stop_button.setVisible(self.finishing)
+        self.finish_button.setVisible(bool(self._unfinished) and self._stopped
+                                      and not self.drafting)
+        for card in self.tabs.findChildren(FigurePlaceholder):
+            card.text.setText(NOT_DRAWN if self._stopped else DRAWING)
+        exportable = self.complete and not self.ops.busy
+        self.export_button.setEnabled(exportable)
+        self.export_button.setToolTip(
+            "Write the report as HTML, CSV and JSON" if exportable
+            else "No report to export yet" if self.report is None
+            else "Wait for the work under way to finish" if self.complete
+            else "The report can be exported once its intervals and figures are computed")
+
+    def _summary(self) -> str:
+        if self.report is None:
+            return COMPUTING if self.drafting else NO_REPORT
+        text = summary_text(self.report)
+        if self.drafting:
+            return f"{text} · updating…"
+        if not self._unfinished:
+            return text
+        total = len(self.report.sections)
+        done = total - len(self._unfinished)
+        if self._stopped:
+            return f"{text} · intervals and figures stopped: {done} of {total} sections"
+        return f"{text} · intervals and figures: {done} of {total} sections…"
 
     # -- export -------------------------------------------------------------------------------
 
@@ -531,8 +771,8 @@ class ReportsPage(QWidget):
             self.start_export(dialog.request())
 
     def start_export(self, request: ReportExport) -> Worker | None:
-        """Write the report on show into ``request.folder``."""
-        if self.report is None:
+        """Write the report on show into ``request.folder``, once it is complete."""
+        if self.report is None or not self.complete:
             return None
         return self.ops.run("Writing the report", partial(write_files, self.report, request),
                             partial(self._exported, request),
@@ -543,8 +783,3 @@ class ReportsPage(QWidget):
         self.export_folder = request.folder
         self.ops.say(f"Report written to {request.folder}: "
                      f"{written_text(request.folder, written)}")
-
-    @property
-    def worker(self) -> Worker | None:
-        """The long run under way, if any (this page's or another's: one at a time)."""
-        return self.ops.worker

@@ -1,7 +1,8 @@
 """The figures of Bloom's taxonomy annotation: agreement on labels and the labels' distribution.
 
-Reads a project (never writes) and returns plain dataclasses that :func:`bloom_section` turns
-into the report's tables:
+:func:`read_labels` reads a project's labels and questions once (never writes); these
+functions narrow them to a report's filter in memory, so that a filter change reads nothing, and
+return plain dataclasses that :func:`bloom_section` turns into the report's tables:
 
 - :func:`comparisons`: per dimension (cognitive level, knowledge type), every model against
   every person and against the final label ("human against model"), and every pair of people
@@ -21,13 +22,14 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass
+from functools import partial
 from itertools import combinations
 
 import numpy as np
 
 from physgrade.project import Project
 from physgrade.report.model import Cell, Figure, Section, Table
-from physgrade.report.options import ReportFilter, rater_label
+from physgrade.report.options import RESPONSE_FACETS, ReportFilter, rater_label
 from physgrade.scores import HUMAN
 from physgrade.stats.agreement import cohen_kappa, gwet_ac1, percent_agreement
 from physgrade.stats.describe import proportion
@@ -79,46 +81,88 @@ class Share:
 # -- reading ------------------------------------------------------------------------------------
 
 
-#: The question (q) columns of the report filter's facets (a Bloom label is a question's).
-_FACETS = {"topics": "q.topic", "kinds": "q.kind", "bloom": "q.bloom_cognitive"}
+@dataclass(frozen=True, slots=True)
+class Label:
+    """One annotator's Bloom label of one question (a dimension not given is None)."""
+
+    annotator: str                  # the rater label
+    kind: str                       # the annotator's rater kind: a person (HUMAN) or a model
+    question_id: str
+    cognitive: str | None
+    knowledge: str | None
 
 
-def _labels(project: Project, report_filter: ReportFilter
-            ) -> tuple[dict[str, dict[str, tuple[str | None, str | None]]], list[str], list[str]]:
-    """Every annotator's labels by question, the people's names and the models' labels."""
-    where, params = report_filter.where(_FACETS)
-    labels: dict[str, dict[str, tuple[str | None, str | None]]] = defaultdict(dict)
-    people, models = set(), set()
-    for name, version, kind, qid, cognitive, knowledge in project.conn.execute(
+@dataclass(frozen=True, slots=True)
+class Question:
+    """A question's facets, by which a report's filter narrows (see :data:`_FACETS`), and its
+    final label with where that comes from (the view ``bloom_final``)."""
+
+    topic: str | None
+    kind: str
+    bloom_cognitive: str | None     # the final cognitive level
+    bloom_knowledge: str | None     # the final knowledge type
+    source: str                     # "adjudicated", "consensus" or "imported"
+
+
+@dataclass(frozen=True, slots=True)
+class Labels:
+    """A project's Bloom labels and questions read whole (:func:`read_labels`), so that a
+    report's filter narrows them in memory and a filter change reads nothing."""
+
+    labels: tuple[Label, ...]
+    questions: dict[str, Question]  # every question, by id
+
+
+def read_labels(project: Project) -> Labels:
+    """Every Bloom label and every question's facets and final label, unfiltered."""
+    labels = tuple(
+        Label(rater_label(name, version), kind, qid, cognitive, knowledge)
+        for name, version, kind, qid, cognitive, knowledge in project.conn.execute(
             "SELECT r.name, r.prompt_version, r.kind, b.question_id, b.cognitive, b.knowledge "
             "FROM bloom_labels b JOIN raters r ON r.id = b.annotator_id JOIN questions q ON "
-            f"q.id = b.question_id WHERE {where}", params):
-        label = rater_label(name, version)
-        if kind == HUMAN:
-            if report_filter.graders and label not in report_filter.graders:
+            "q.id = b.question_id"))
+    origins = dict(project.conn.execute("SELECT question_id, source FROM bloom_final"))
+    return Labels(labels, {
+        qid: Question(topic, kind, cognitive, knowledge, origins[qid])
+        for qid, topic, kind, cognitive, knowledge in project.conn.execute(
+            "SELECT id, topic, kind, bloom_cognitive, bloom_knowledge FROM questions")})
+
+
+def has_labels(labels: Labels) -> bool:
+    """Whether anyone (a person or a model) has given a Bloom label, or an adjudicator decided
+    one."""
+    return bool(labels.labels) or any(q.source == "adjudicated" for q in labels.questions.values())
+
+
+#: The report filter's facets a question has (a Bloom label is a question's, of no model).
+_FACETS = {facet: name for facet, name in RESPONSE_FACETS.items() if facet != "models"}
+
+
+def _questions(labels: Labels, report_filter: ReportFilter) -> dict[str, Question]:
+    """The questions within the filter's facets (facets combine with AND, values with OR)."""
+    return {qid: question for qid, question in labels.questions.items()
+            if report_filter.admits(question, _FACETS)}
+
+
+def _labels(labels: Labels, report_filter: ReportFilter
+            ) -> tuple[dict[str, dict[str, tuple[str | None, str | None]]], list[str], list[str]]:
+    """Every annotator's labels by question, the people's names and the models' labels."""
+    questions = _questions(labels, report_filter)
+    by_annotator: dict[str, dict[str, tuple[str | None, str | None]]] = defaultdict(dict)
+    people, models = set(), set()
+    for label in labels.labels:
+        if label.question_id not in questions:
+            continue
+        if label.kind == HUMAN:
+            if report_filter.graders and label.annotator not in report_filter.graders:
                 continue
-            people.add(label)
+            people.add(label.annotator)
         else:
-            if report_filter.judges and label not in report_filter.judges:
+            if report_filter.judges and label.annotator not in report_filter.judges:
                 continue
-            models.add(label)
-        labels[label][qid] = (cognitive, knowledge)
-    return labels, sorted(people), sorted(models)
-
-
-def _finals(project: Project, report_filter: ReportFilter
-            ) -> dict[str, tuple[str | None, str | None, str | None]]:
-    """question id → (topic, final cognitive level, final knowledge type)."""
-    where, params = report_filter.where(_FACETS)
-    return {qid: (topic, cognitive, knowledge) for qid, topic, cognitive, knowledge in
-            project.conn.execute("SELECT q.id, q.topic, q.bloom_cognitive, q.bloom_knowledge "
-                                 f"FROM questions q WHERE {where}", params)}
-
-
-def has_labels(project: Project) -> bool:
-    """Whether anyone (a person or a model) has given a Bloom label in this project."""
-    return project.conn.execute("SELECT EXISTS (SELECT 1 FROM bloom_labels) OR EXISTS "
-                                "(SELECT 1 FROM bloom_adjudications)").fetchone()[0] == 1
+            models.add(label.annotator)
+        by_annotator[label.annotator][label.question_id] = (label.cognitive, label.knowledge)
+    return by_annotator, sorted(people), sorted(models)
 
 
 # -- agreement ----------------------------------------------------------------------------------
@@ -153,21 +197,22 @@ def _pairs(first: dict[str, tuple[str | None, str | None]],
     return out
 
 
-def comparisons(project: Project, report_filter: ReportFilter = ReportFilter()
+def comparisons(labels: Labels, report_filter: ReportFilter = ReportFilter()
                 ) -> list[Comparison]:
     """Every model against every person and the final label, then every pair of people, per
     dimension (see the module's doc). Pairs of raters with no question in common are left
     out."""
-    labels, people, models = _labels(project, report_filter)
-    finals = {qid: (cognitive, knowledge)
-              for qid, (_, cognitive, knowledge) in _finals(project, report_filter).items()}
+    by_annotator, people, models = _labels(labels, report_filter)
+    finals = {qid: (q.bloom_cognitive, q.bloom_knowledge)
+              for qid, q in _questions(labels, report_filter).items()}
     wanted: list[tuple[str, str, str]] = [
         (HUMAN_MODEL, reference, model) for model in models for reference in people + [FINAL]]
     wanted += [(HUMAN_HUMAN, a, b) for a, b in combinations(people, 2)]
     out = []
     for axis, dimension in enumerate(DIMENSIONS):
         for kind, first, second in wanted:
-            pairs = _pairs(finals if first == FINAL else labels[first], labels[second], axis)
+            pairs = _pairs(finals if first == FINAL else by_annotator[first],
+                           by_annotator[second], axis)
             if pairs:
                 out.append(compare(kind, dimension, first, second, pairs))
     return out
@@ -176,23 +221,23 @@ def comparisons(project: Project, report_filter: ReportFilter = ReportFilter()
 # -- distributions ------------------------------------------------------------------------------
 
 
-def distribution(project: Project, dimension: str,
+def distribution(labels: Labels, dimension: str,
                  report_filter: ReportFilter = ReportFilter()) -> list[Share]:
     """The final labels over one dimension's vocabulary (every term, in order; unknown
     spellings last), as counts and shares of the questions with a final label on it."""
-    axis = list(DIMENSIONS).index(dimension)
-    counts = Counter(final[axis + 1] for final in _finals(project, report_filter).values()
-                     if final[axis + 1] is not None)
+    attribute = f"bloom_{dimension}"
+    counts = Counter(getattr(q, attribute) for q in _questions(labels, report_filter).values()
+                     if getattr(q, attribute) is not None)
     return _shares("", counts, DIMENSIONS[dimension])
 
 
-def cognitive_by_topic(project: Project, report_filter: ReportFilter = ReportFilter()
+def cognitive_by_topic(labels: Labels, report_filter: ReportFilter = ReportFilter()
                        ) -> list[Share]:
     """The final cognitive levels within each topic (topics in vocabulary order)."""
     counts: dict[str, Counter] = defaultdict(Counter)
-    for topic, cognitive, _ in _finals(project, report_filter).values():
-        if cognitive is not None:
-            counts[topic or NO_TOPIC][cognitive] += 1
+    for q in _questions(labels, report_filter).values():
+        if q.bloom_cognitive is not None:
+            counts[q.topic or NO_TOPIC][q.bloom_cognitive] += 1
     out = []
     for topic in in_vocabulary_order(counts, TOPICS):
         out += _shares(topic, counts[topic], BLOOM_COGNITIVE)
@@ -205,26 +250,23 @@ def _shares(group: str, counts: Counter, vocabulary: tuple[str, ...]) -> list[Sh
     return [Share(group, term, counts[term], proportion(counts[term], n)) for term in terms]
 
 
-def sources(project: Project, report_filter: ReportFilter = ReportFilter()) -> dict[str, int]:
+def sources(labels: Labels, report_filter: ReportFilter = ReportFilter()) -> dict[str, int]:
     """How many final labels are adjudicated, the people's consensus, or imported."""
-    where, params = report_filter.where(_FACETS)
-    found = dict(project.conn.execute(
-        "SELECT f.source, count(*) FROM bloom_final f JOIN questions q ON q.id = f.question_id "
-        f"WHERE {where} GROUP BY f.source", params).fetchall())
-    return {name: int(found.get(name, 0)) for name in ("adjudicated", "consensus", "imported")}
+    found = Counter(q.source for q in _questions(labels, report_filter).values())
+    return {name: found[name] for name in ("adjudicated", "consensus", "imported")}
 
 
 # -- the report section -------------------------------------------------------------------------
 
 
-def bloom_section(project: Project, number: int,
+def bloom_section(labels: Labels, number: int,
                   report_filter: ReportFilter = ReportFilter()) -> Section | None:
     """The report's section on Bloom labels, numbered ``number``; None when nobody (person or
     model) has labelled anything. The filter's question facets (topics, kinds, Bloom level)
     narrow the questions, its graders and judges the people and models compared."""
-    if not has_labels(project):
+    if not has_labels(labels):
         return None
-    found = comparisons(project, report_filter)
+    found = comparisons(labels, report_filter)
     agreement_rows: list[tuple[Cell, ...]] = []
     confusion_rows: list[tuple[Cell, ...]] = []
     for c in found:
@@ -247,19 +289,19 @@ def bloom_section(project: Project, number: int,
               "labelled as the first label and the second rater as the second.")]
     for dimension in DIMENSIONS:
         rows: list[tuple[Cell, ...]] = [(s.label, s.count, s.share)
-                                        for s in distribution(project, dimension, report_filter)]
+                                        for s in distribution(labels, dimension, report_filter)]
         tables.append(Table(f"bloom_final_{dimension}", f"Final labels by "
                             f"{DIMENSION_TITLES[dimension].lower()}",
                             (DIMENSION_TITLES[dimension], "Questions", "Share"), rows,
                             "Shares of the questions with a final label on this dimension, "
                             "with their Wilson interval.", frozenset({"Share"})))
-    by_topic = cognitive_by_topic(project, report_filter)
+    by_topic = cognitive_by_topic(labels, report_filter)
     tables.append(Table("bloom_cognitive_by_topic", "Final cognitive level by topic",
                         ("Topic", "Cognitive level", "Questions", "Share of topic"),
                         [(s.group, s.label, s.count, s.share) for s in by_topic],
                         "Shares of the topic's questions with a final cognitive level.",
                         frozenset({"Share of topic"})))
-    origin = sources(project, report_filter)
+    origin = sources(labels, report_filter)
     tables.append(Table("bloom_final_sources", "Where the final labels come from",
                         ("Source", "Questions"), [(name, count) for name, count in origin.items()],
                         "Adjudicated: decided by an adjudicator; consensus: every person who "
@@ -293,6 +335,6 @@ def _figures(by_topic: list[Share]) -> list[Figure]:
             values[topics.index(s.group), levels.index(s.label)] = s.share.value
     title = "Final cognitive level by topic (% of the topic's questions)"
     return [Figure("bloom_cognitive_by_topic", title,
-                   plots.heatmap(topics, levels, values, title),
+                   partial(plots.heatmap, topics, levels, values, title),
                    "Each row adds up to 100%: the share of the topic's questions at each "
                    "cognitive level.", "bloom_cognitive_by_topic")]

@@ -24,10 +24,10 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from physgrade import score_tables, strata
+from physgrade import score_tables
 from physgrade.analyses import ALL_MODELS
 from physgrade.estimation import sample as samples
-from physgrade.estimation.sample import STRATIFIED, EstimationSample
+from physgrade.estimation.sample import STRATIFIED, Drawn, EstimationSample
 from physgrade.project import Project
 from physgrade.raters import CONSENSUS, judge_label, reference_label
 from physgrade.report.options import HUMAN_CONSENSUS, ReportFilter
@@ -197,7 +197,21 @@ def estimate(project: Project, judge: str, sample: str, reference: str = CONSENS
     ``data``: the scores already read for a report (its filter then narrows the estimates, and
     its graders make the consensus); by default every score of the judge and the reference."""
     task = task or Task()
-    found = _inputs(project, judge, sample, reference, assume_random, task, data)
+    return _estimates(_read_inputs(project, judge, sample, reference, assume_random, task, data),
+                      task)
+
+
+def estimate_drawn(drawn: Drawn, data: ScoreData, judge: str, reference: str,
+                   task: Task | None = None) -> Estimates:
+    """:func:`estimate` from what is read already: the sample as drawn
+    (:func:`physgrade.estimation.sample.read_samples`) and a report's scores, ``judge`` and
+    ``reference`` rater labels of them. A hand-picked sample is taken as random (the notes say
+    so): the caller chose it."""
+    task = task or Task()
+    return _estimates(_inputs(drawn, data, judge, reference, task), task)
+
+
+def _estimates(found: _Inputs, task: Task) -> Estimates:
     rows = []
     for part in found.parts:
         task.check()
@@ -221,7 +235,7 @@ def plan(project: Project, judge: str, sample: str, half_width: float,
         raise ValueError(f"the half-width is a share between 0 and 1 (e.g. 0.05 for ±5 points), "
                          f"not {half_width!r}")
     task = task or Task()
-    found = _inputs(project, judge, sample, reference, assume_random, task)
+    found = _read_inputs(project, judge, sample, reference, assume_random, task)
     rows = []
     for part in found.parts:
         task.check()
@@ -268,9 +282,10 @@ class _Inputs:
     notes: tuple[str, ...]
 
 
-def _inputs(project: Project, judge: str, sample: str, reference: str, assume_random: bool,
-            task: Task, data: ScoreData | None = None) -> _Inputs:
-    """Read the sample and the scores (unless given) once, and cut them into :class:`_Part`s."""
+def _read_inputs(project: Project, judge: str, sample: str, reference: str, assume_random: bool,
+                 task: Task, data: ScoreData | None = None) -> _Inputs:
+    """Resolve the judge, the reference and the sample as named, refuse a hand-picked sample
+    unless ``assume_random``, and read the sample and the scores (unless given) once."""
     judge = judge_label(project, judge)
     reference = reference_label(project, reference)
     chosen = samples.find(project, sample)
@@ -278,16 +293,22 @@ def _inputs(project: Project, judge: str, sample: str, reference: str, assume_ra
         raise ValueError(f"sample {chosen.name!r} was picked by hand, not drawn at random, so "
                          "its grades give no valid interval; draw a random one (physgrade "
                          "estimate-sample), or assume this one random (--assume-random)")
-    probability = pd.Series(samples.inclusion(project, chosen), dtype=float)
+    drawn = samples.read_sample(project, chosen)
     if data is None:
         graders = frozenset() if reference == HUMAN_CONSENSUS else frozenset({reference})
         data = score_tables.load(project, ReportFilter(judges=frozenset({judge}),
                                                        graders=graders), task)
+    return _inputs(drawn, data, judge, reference, task)
+
+
+def _inputs(drawn: Drawn, data: ScoreData, judge: str, reference: str, task: Task) -> _Inputs:
+    """Cut the scores into :class:`_Part`s on the sample."""
+    chosen = drawn.sample
+    probability = pd.Series(drawn.inclusion, dtype=float)
     task.report(0, None, "estimating")
     judged, graded = _measures(data, judge), _measures(data, reference)
     weighted = chosen.method == STRATIFIED
-    stratum = pd.Series({rid: name for name, ids in strata.responses_by_stratum(
-        project, chosen.strata).items() for rid in ids}) if weighted else None
+    stratum = pd.Series(drawn.stratum) if weighted else None
     models = sorted(data.responses["model"].unique())
     groups = [(str(m), data.responses.index[data.responses["model"] == m]) for m in models]
     groups.append((ALL_MODELS, data.responses.index))
@@ -309,7 +330,7 @@ def _inputs(project: Project, judge: str, sample: str, reference: str, assume_ra
                 int((in_sample & ~labelled).sum())))
     return _Inputs(judge, reference, chosen, parts,
                    _notes(chosen, judge, reference, probability.index, judged, graded,
-                          _responses_now(project)))
+                          drawn.responses_now))
 
 
 def _judge_only_weights(stratum: pd.Series, scored: pd.Index, labelled: np.ndarray) -> np.ndarray:
@@ -326,10 +347,6 @@ def _measures(data: ScoreData, rater: str) -> dict[str, pd.Series]:
     scored ANS; score share: over its complete assessments)."""
     return {"final_answer_correct": score_tables.final_correct(data, rater).astype(float),
             "score_share": score_tables.sheet(data, rater)["score_pct"].dropna()}
-
-
-def _responses_now(project: Project) -> int:
-    return project.conn.execute("SELECT count(*) FROM responses").fetchone()[0]
 
 
 def _notes(chosen: EstimationSample, judge: str, reference: str, sampled: pd.Index,

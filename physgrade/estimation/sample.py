@@ -145,15 +145,19 @@ def samples(project: Project) -> list[EstimationSample]:
 
 def find(project: Project, name: str) -> EstimationSample:
     """The sample named ``name``; a ProjectError names the samples there are."""
-    row = project.conn.execute("SELECT id FROM estimation_samples WHERE name = ?",
-                               (name,)).fetchone()
-    if row is None:
-        known = [stored.name for stored in samples(project)]
+    return named(samples(project), name)
+
+
+def named(found: Sequence[EstimationSample], name: str) -> EstimationSample:
+    """The sample of ``found`` named ``name``; a ProjectError names them otherwise."""
+    chosen = next((stored for stored in found if stored.name == name), None)
+    if chosen is None:
+        known = [stored.name for stored in found]
         raise ProjectError(f"no estimation sample {name!r} in this project (its samples: "
                            f"{', '.join(map(repr, known))})" if known else
                            f"no estimation sample {name!r}: this project has none yet "
                            "(physgrade estimate-sample draws one)")
-    return _load(project, row[0])
+    return chosen
 
 
 def inclusion(project: Project, sample: EstimationSample) -> dict[str, float]:
@@ -161,6 +165,42 @@ def inclusion(project: Project, sample: EstimationSample) -> dict[str, float]:
     return dict(project.conn.execute(
         "SELECT response_id, inclusion_probability FROM estimation_sample_items "
         "WHERE sample_id = ? ORDER BY response_id", (sample.id,)))
+
+
+@dataclass(frozen=True, slots=True)
+class Drawn:
+    """A sample with all an estimate reads of the project besides the scores: each of its
+    responses' inclusion probability; for a stratified sample, the stratum of every response
+    of the project (empty otherwise), to weigh the judge-only responses back to their strata;
+    and how many responses the project holds now (those added since it was drawn had no chance
+    to be)."""
+
+    sample: EstimationSample
+    inclusion: dict[str, float]
+    stratum: dict[str, str]
+    responses_now: int
+
+
+def read_sample(project: Project, sample: EstimationSample) -> Drawn:
+    """``sample`` as an estimate reads it (:class:`Drawn`)."""
+    return _drawn(project, sample, _responses_now(project))
+
+
+def read_samples(project: Project) -> tuple[Drawn, ...]:
+    """Every stored sample as an estimate reads it, oldest first: read whole once for a report,
+    which may use any of them and narrows them in memory."""
+    responses_now = _responses_now(project)
+    return tuple(_drawn(project, stored, responses_now) for stored in samples(project))
+
+
+def _drawn(project: Project, sample: EstimationSample, responses_now: int) -> Drawn:
+    stratum = {rid: name for name, ids in responses_by_stratum(project, sample.strata).items()
+               for rid in ids} if sample.method == STRATIFIED else {}
+    return Drawn(sample, inclusion(project, sample), stratum, responses_now)
+
+
+def _responses_now(project: Project) -> int:
+    return project.conn.execute("SELECT count(*) FROM responses").fetchone()[0]
 
 
 def by_stratum(project: Project, sample: EstimationSample) -> list[Stratum]:

@@ -98,7 +98,7 @@ def compare(data: ScoreData, reference: str, before: str, after: str,
     rows: list[Compared] = []
     same_before: list[pd.Series] = []
     same_after: list[pd.Series] = []
-    several = len({rubric for rubric, _ in data.by_criterion}
+    several = len({rubric for rubric, _ in data.criteria}
                   & {rubric.key for rubric in GRADED_RUBRICS}) > 1
     for rubric in GRADED_RUBRICS:
         for criterion in rubric.criteria:

@@ -1,13 +1,20 @@
 """The project report: human grades against judge verdicts, and the study's own analyses.
 
-:func:`build_report` reads the scores once (:mod:`physgrade.score_tables`), computes every
-number with :mod:`physgrade.stats` and :mod:`physgrade.analyses`, and returns a plain
+:func:`build_report` narrows the project's scores to the report's filter (a selection of a
+:class:`~physgrade.score_store.ScoreStore`, read once), computes every number with
+:mod:`physgrade.stats` and :mod:`physgrade.analyses`, and returns a plain
 :class:`~physgrade.report.model.Report` that the writers and the app present.
+
+The app shows a report in two steps, so that a filter change is answered at once: a
+:func:`draft_report` holds every value but the bootstrap intervals (marked :data:`PENDING`) and
+draws no figure; :func:`finish_section` then completes one section at a time.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
+from functools import partial
 from itertools import combinations
 from typing import AbstractSet, Any, Callable, Iterator, cast
 
@@ -17,14 +24,18 @@ import pandas as pd
 import physgrade
 from physgrade import analyses, score_tables
 from physgrade.annotation import figures as bloom
+from physgrade.estimation import sample as samples
 from physgrade.project import Project
 from physgrade.report import corrected, judge_cards, plots
-from physgrade.report.model import Cell, Figure, Report, Section, Table
+from physgrade.report.model import PENDING, Cell, Figure, Report, Section, Table
 from physgrade.rubric import Criterion, Rubric
 from physgrade.report.options import HUMAN_CONSENSUS, ReportOptions
 from physgrade.rubric import GRADED_RUBRICS
+from physgrade.readings import Readings
+from physgrade.score_store import ScoreStore
 from physgrade.score_tables import ScoreData
-from physgrade.stats.agreement import cohen_kappa, gwet_ac2, krippendorff_alpha, percent_agreement
+from physgrade.stats.agreement import (NO_RESAMPLES, cohen_kappa, gwet_ac2, krippendorff_alpha,
+                                       percent_agreement)
 from physgrade.stats.estimate import Estimate
 from physgrade.stats.paired import (bias, confusion_matrix, mcnemar_exact, mean_absolute_difference,
                                     pearson, sign_test, spearman)
@@ -53,7 +64,7 @@ def _pairs(data: ScoreData) -> list[tuple[str, str]]:
 
 def _criteria(data: ScoreData) -> Iterator[tuple[Rubric, Criterion]]:
     """The rubric criteria that have scores in this report, in rubric order."""
-    present = set(data.by_criterion)
+    present = set(data.criteria)
     for rubric in GRADED_RUBRICS:
         for criterion in rubric.criteria:
             if (rubric.key, criterion.key) in present:
@@ -87,10 +98,21 @@ def _cell(value: object) -> Cell:
     return None if pd.isna(cast(Any, value)) else str(value)
 
 
+def _alpha(ratings: np.ndarray, categories: tuple[int, ...], options: ReportOptions,
+           complete: bool) -> Estimate:
+    """Krippendorff's alpha (ordinal) with its bootstrap interval; a draft has the value alone
+    (the bootstrap is most of a report's arithmetic)."""
+    if complete:
+        return krippendorff_alpha(ratings, "ordinal", categories, options.resamples, options.seed)
+    found = krippendorff_alpha(ratings, "ordinal", categories, 0)
+    return replace(found, reason=PENDING) if found.reason == NO_RESAMPLES else found
+
+
 # -- 1. criterion by criterion --------------------------------------------------------------------
 
 
-def criterion_section(data: ScoreData, options: ReportOptions, task: Task) -> Section:
+def criterion_section(data: ScoreData, options: ReportOptions, task: Task,
+                      complete: bool = True) -> Section:
     agreement_rows: list[tuple[Cell, ...]] = []
     confusion_rows: list[tuple[Cell, ...]] = []
     panels: dict[str, dict[str, tuple[tuple[int, ...], np.ndarray]]] = {}
@@ -114,8 +136,7 @@ def criterion_section(data: ScoreData, options: ReportOptions, task: Task) -> Se
                 percent_agreement(ratings, categories),
                 cohen_kappa(ratings, "linear", categories),
                 gwet_ac2(ratings, "linear", categories),
-                krippendorff_alpha(ratings, "ordinal", categories, options.resamples,
-                                   options.seed),
+                _alpha(ratings, categories, options, complete),
                 leaning.difference, leaning.lenient, leaning.strict))
             matrix = confusion_matrix(human, machine, categories)
             for (h, j), count in np.ndenumerate(matrix):
@@ -125,7 +146,7 @@ def criterion_section(data: ScoreData, options: ReportOptions, task: Task) -> Se
                 panels.setdefault(judge, {})[_rubric_criterion(rubric, criterion)] = (
                     categories, matrix)
     figures = [Figure(f"confusion_{slug(judge)}", f"Confusion matrices: {judge} against {main}",
-                      plots.confusion_grid(grid, main, judge),
+                      partial(plots.confusion_grid, grid, main, judge),
                       "Rows are the people's scores, columns the judge's; each cell counts "
                       "responses. Cells above the diagonal are lenient verdicts.",
                       "confusion_matrices")
@@ -188,7 +209,7 @@ def total_section(data: ScoreData) -> Section:
         if len(both):
             panels[f"{judge} − {reference}"] = (human, machine)
     figures = [Figure("score_differences", "Difference plots of the total score",
-                      plots.difference_plots(panels, "scores (%)"),
+                      partial(plots.difference_plots, panels, "scores (%)"),
                       "Each dot is a response (jittered slightly): the mean of the two totals "
                       "against their difference. The solid line is the mean difference, the "
                       "dashed lines its 95% limits of agreement.", "total_score")] if panels else []
@@ -234,7 +255,7 @@ def final_answer_section(data: ScoreData) -> Section:
 # -- 4. expert against expert ----------------------------------------------------------------------
 
 
-def experts_section(data: ScoreData, options: ReportOptions) -> Section:
+def experts_section(data: ScoreData, options: ReportOptions, complete: bool = True) -> Section:
     rows: list[tuple[Cell, ...]] = []
     groups = [list(pair) for pair in combinations(data.graders, 2)]
     if len(data.graders) > 2:
@@ -247,8 +268,7 @@ def experts_section(data: ScoreData, options: ReportOptions) -> Section:
             rows.append((" · ".join(group), _rubric_criterion(rubric, criterion), len(ratings),
                          percent_agreement(ratings, categories),
                          gwet_ac2(ratings, "linear", categories),
-                         krippendorff_alpha(ratings, "ordinal", categories, options.resamples,
-                                            options.seed)))
+                         _alpha(ratings, categories, options, complete)))
     intro = ("How far the people agree with each other, criterion by criterion, on the responses "
              "at least two of them graded: the study's inter-rater table. AC2 uses linear "
              "weights over the criterion's points. " + NA_NOTE)
@@ -352,12 +372,12 @@ def _rubric_analyses(sheet: pd.DataFrame, rubric: Rubric) -> tuple[list[Table], 
     figures = []
     if curve:
         figures.append(Figure(f"degradation_{rubric.key}", f"Degradation curve "
-                              f"({rubric.title})", plots.lines(keys, curve, "still error-free (%)"),
+                              f"({rubric.title})", partial(plots.lines, keys, curve, "still error-free (%)"),
                               "Share of responses with no error up to and including each "
                               "criterion.", f"degradation_{rubric.key}"))
     if bars:
         figures.append(Figure(f"error_prevalence_{rubric.key}", f"Error prevalence by model "
-                              f"({rubric.title})", plots.grouped_bars(
+                              f"({rubric.title})", partial(plots.grouped_bars,
                                   keys, bars, "responses with the error (%)"),
                               "Categories overlap: a response may have several errors.",
                               f"error_prevalence_{rubric.key}"))
@@ -374,14 +394,14 @@ def _heatmap_figure(frame: pd.DataFrame, name: str, title: str) -> Figure | None
         return None
     values = np.array([[_value(v) if _value(v) is not None else np.nan for v in row]
                        for row in frame[columns].itertuples(index=False, name=None)], dtype=float)
-    return Figure(name, title, plots.heatmap(list(frame["model"]), columns, values, title),
+    return Figure(name, title, partial(plots.heatmap, list(frame["model"]), columns, values, title),
                   "Each cell is the mean score of the model's responses in that group.", name)
 
 
 # -- 5. the experts' audit of the judges -----------------------------------------------------------
 
 
-def judge_audit_section(project: Project, options: ReportOptions) -> Section:
+def judge_audit_section(reviews: audit.Reviews, options: ReportOptions) -> Section:
     """The judge audit (:mod:`physgrade.validation.figures`): reviewers against each other,
     their full agreement with each judge, each judge's verdict labels, and the judge to use."""
     where = options.filter
@@ -391,14 +411,14 @@ def judge_audit_section(project: Project, options: ReportOptions) -> Section:
 
     pairs: list[tuple[Cell, ...]] = [
         (" · ".join(r.reviewers), r.judge, criterion(r.rubric, r.criterion), r.n, r.exact, r.ac2)
-        for r in audit.reviewer_agreement(project, where)]
+        for r in audit.reviewer_agreement(reviews, where)]
     full: list[tuple[Cell, ...]] = [
         (r.judge, criterion(r.rubric, r.criterion), r.reviewer, r.n, r.rate)
-        for r in audit.full_agreement(project, where)]
+        for r in audit.full_agreement(reviews, where)]
     verdicts: list[tuple[Cell, ...]] = [
         (d.judge, d.reviewers, d.n, d.correct, d.lenient, d.strict)
-        for d in audit.verdict_distribution(project, where)]
-    chosen = audit.recommendation(project, where)
+        for d in audit.verdict_distribution(reviews, where)]
+    chosen = audit.recommendation(reviews, where)
     recommendation: list[tuple[Cell, ...]] = (
         [(chosen.judge, chosen.correct, chosen.lenient, chosen.runner_up,
           chosen.runner_up_correct, chosen.pairs, chosen.p_value, chosen.text)]
@@ -438,10 +458,10 @@ def judge_audit_section(project: Project, options: ReportOptions) -> Section:
 # -- 5 or 6: Bloom's taxonomy labels ---------------------------------------------------------------
 
 
-def bloom_labels_section(project: Project, options: ReportOptions, number: int) -> Section:
+def bloom_labels_section(labels: bloom.Labels, options: ReportOptions, number: int) -> Section:
     """The Bloom labels (:mod:`physgrade.annotation.figures`): people and models against each
     other, and the final labels' distribution. Only called when someone has labelled."""
-    section = bloom.bloom_section(project, number, options.filter)
+    section = bloom.bloom_section(labels, number, options.filter)
     assert section is not None  # build_report asks bloom.has_labels first
     return section
 
@@ -449,42 +469,69 @@ def bloom_labels_section(project: Project, options: ReportOptions, number: int) 
 # -- the whole report ------------------------------------------------------------------------------
 
 
+#: How one section is made: (the project, the number it has, complete or a draft, the task).
+#: Complete means with its bootstrap intervals; figures are drawn when first shown either way.
+Step = Callable[[Project, int, bool, Task], "Section | None"]
+
+
+@dataclass(frozen=True, eq=False)
+class Draft:
+    """A report with every value but its bootstrap intervals (:data:`PENDING`) and with no
+    figure drawn yet, and how to complete each of its sections (:func:`finish_section`)."""
+
+    report: Report
+    data: ScoreData
+    #: the step and the number of each section of ``report``, in order
+    steps: tuple[tuple[Step, int], ...]
+
+
 def build_report(project: Project, options: ReportOptions = ReportOptions(),
-                 task: Task | None = None) -> Report:
-    """Compute the whole report (reads only; cancellable between steps)."""
+                 task: Task | None = None, *, store: ScoreStore | None = None,
+                 readings: Readings | None = None) -> Report:
+    """Compute the whole report (reads only; cancellable between steps): from ``store`` and
+    ``readings`` when given (kept by a :class:`~physgrade.score_cache.ScoreCache`: nothing is
+    read from the database again), else from the project as it is now."""
+    return _report(project, options, task or Task(), store, readings, complete=True).report
+
+
+def draft_report(project: Project, options: ReportOptions, store: ScoreStore,
+                 task: Task | None = None, readings: Readings | None = None) -> Draft:
+    """Every value of the report, quickly: the bootstrap intervals are left :data:`PENDING`
+    and no figure is drawn; :func:`finish_section` completes a section."""
+    return _report(project, options, task or Task(), store, readings, complete=False)
+
+
+def finish_section(project: Project, draft: Draft, index: int, task: Task | None = None) -> Section:
+    """Section ``index`` of ``draft`` complete: its values again, with their intervals, and its
+    figures drawn (cancellable between them)."""
     task = task or Task()
-    data = score_tables.load(project, options.filter, task)
+    step, number = draft.steps[index]
+    section = step(project, number, True, task)
+    assert section is not None  # the step made a section for the draft, from the same scores
+    for done, figure in enumerate(section.figures):
+        task.report(done, len(section.figures), f"drawing {figure.title}")
+        assert figure.png
+    return section
+
+
+def _report(project: Project, options: ReportOptions, task: Task, store: ScoreStore | None,
+            readings: Readings | None, complete: bool) -> Draft:
+    data = score_tables.select(store or ScoreStore.read(project, task), options.filter)
     rater = options.rater or main_reference(data) or (data.judges[0] if data.judges else None)
     if rater is not None and rater not in data.raters():
         raise ValueError(f"no grades by {rater!r} in this report; choose one of "
                          f"{', '.join(data.raters()) or '(none: nobody has scored anything)'}")
-    # Each step makes its section given the number it will have (the sections before it that
-    # exist, plus one); a step with nothing to show for this project gives None.
-    steps: list[tuple[str, Callable[[int], Section | None]]] = [
-        ("comparing criteria", lambda _: criterion_section(data, options, task)),
-        ("comparing totals", lambda _: total_section(data)),
-        ("comparing final answers", lambda _: final_answer_section(data)),
-        ("comparing graders", lambda _: experts_section(data, options))]
-    if audit.has_reviews(project):
-        steps.append(("summarising the judge audit", lambda _: judge_audit_section(project,
-                                                                                   options)))
-    if bloom.has_labels(project):
-        steps.append(("summarising Bloom labels", lambda number: bloom_labels_section(
-            project, options, number)))
-    steps += [("correcting judge scores by expert grades", lambda number:
-               corrected.corrected_section(project, data, options, number, task)),
-              ("making the judge cards", lambda number:
-               judge_cards.judge_cards_section(project, data, number, task))]
-    if rater is not None:
-        # The study's analyses stay last (the app's Reports page says so).
-        steps.append(("computing the study's analyses", lambda number: analyses_section(
-            score_tables.sheet(data, rater), rater, number)))
+    steps = _steps(project, readings or Readings(), data, options, rater)
     sections: list[Section] = []
-    for done, (stage, make) in enumerate(steps):
+    made: list[tuple[Step, int]] = []
+    for done, (stage, step) in enumerate(steps):
         task.report(done, len(steps), stage)
-        section = make(len(sections) + 1)
+        # A step makes its section given the number it will have (the sections before it
+        # that exist, plus one); a step with nothing to show for this project gives None.
+        section = step(project, len(sections) + 1, complete, task)
         if section is not None:
             sections.append(section)
+            made.append((step, len(sections)))
     settings = {
         "project": str(project.path), "created_at": datetime.now(timezone.utc).isoformat(
             timespec="seconds"), "physgrade": physgrade.__version__,
@@ -496,4 +543,37 @@ def build_report(project: Project, options: ReportOptions = ReportOptions(),
                      "or a majority (a tie) are left out",
         "consensus_values": data.consensus_values(), "consensus_adjudicated": data.adjudicated,
         "n/a": NA_NOTE}
-    return Report(f"physgrade report: {project.path.name}", settings, sections)
+    report = Report(f"physgrade report: {project.path.name}", settings, sections)
+    return Draft(report, data, tuple(made))
+
+
+def _steps(project: Project, readings: Readings, data: ScoreData, options: ReportOptions,
+           rater: str | None) -> list[tuple[str, Step]]:
+    """The report's steps, each with what it is doing; the sections about reviews and Bloom
+    labels only when the project has some."""
+    steps: list[tuple[str, Step]] = [
+        ("comparing criteria", lambda _p, _n, complete, task: criterion_section(
+            data, options, task, complete)),
+        ("comparing totals", lambda _p, _n, _c, _t: total_section(data)),
+        ("comparing final answers", lambda _p, _n, _c, _t: final_answer_section(data)),
+        ("comparing graders", lambda _p, _n, complete, _t: experts_section(data, options,
+                                                                           complete))]
+    reviews = readings.get(project, audit.read_reviews)
+    if audit.has_reviews(reviews):
+        steps.append(("summarising the judge audit", lambda _p, _n, _c, _t:
+                      judge_audit_section(reviews, options)))
+    labels = readings.get(project, bloom.read_labels)
+    if bloom.has_labels(labels):
+        steps.append(("summarising Bloom labels", lambda _p, number, _c, _t:
+                      bloom_labels_section(labels, options, number)))
+    drawn = readings.get(project, samples.read_samples)
+    versions = readings.get(project, judge_cards.read_versions)
+    steps += [("correcting judge scores by expert grades", lambda _p, number, _c, task:
+               corrected.corrected_section(drawn, data, options, number, task)),
+              ("making the judge cards", lambda _p, number, _c, task:
+               judge_cards.judge_cards_section(versions, data, number, task))]
+    if rater is not None:
+        # The study's analyses stay last (the app's Reports page says so).
+        steps.append(("computing the study's analyses", lambda _p, number, _c, _t:
+                      analyses_section(score_tables.sheet(data, rater), rater, number)))
+    return steps

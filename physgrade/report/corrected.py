@@ -2,18 +2,21 @@
 each model's measures by the judge alone, by the experts alone on an estimation sample, and
 corrected, with a forest plot.
 
-Every number is :func:`physgrade.estimation.estimates.estimate`'s, laid out as tables: the
-section computes nothing of its own, so the report, ``physgrade estimate`` and its JSON agree.
+Every number is :func:`physgrade.estimation.estimates.estimate`'s (on what the report read
+already: :func:`~physgrade.estimation.estimates.estimate_drawn`), laid out as tables: the section
+computes nothing of its own, so the report, ``physgrade estimate`` and its JSON agree.
 """
 
 from __future__ import annotations
+
+from functools import partial
+from typing import Sequence
 
 from physgrade.analyses import ALL_MODELS
 from physgrade.estimation import estimates as estimation
 from physgrade.estimation import sample as samples
 from physgrade.estimation.estimates import MEASURES, Estimates
-from physgrade.estimation.sample import EstimationSample
-from physgrade.project import Project
+from physgrade.estimation.sample import Drawn, EstimationSample
 from physgrade.report import build, plots
 from physgrade.report.model import Cell, Figure, Section, Table
 from physgrade.report.options import HUMAN_CONSENSUS, ReportOptions, language_model_judges
@@ -29,39 +32,40 @@ SERIES = ("Judge alone", "Experts alone", "Corrected")
 _SHARES = frozenset(SERIES)
 
 
-def corrected_section(project: Project, data: ScoreData, options: ReportOptions, number: int,
-                      task: Task) -> Section | None:
+def corrected_section(drawn: Sequence[Drawn], data: ScoreData, options: ReportOptions,
+                      number: int, task: Task) -> Section | None:
     """The section for every language-model judge of the report (the rules rater checks final
     answers only and is left out) against the report's main reference, on the sample
-    ``options.sample`` names or else the newest drawn at random. A hand-picked sample is used
-    only when named, assumed random, and the section says so first. None when the project
-    has no such sample, or the report has no judge or no people's grades. A sample name the
-    project does not have raises ProjectError."""
+    ``options.sample`` names or else the newest drawn at random, of the project's samples as
+    drawn (:func:`physgrade.estimation.sample.read_samples`, read once: a filter narrows them
+    in memory). A hand-picked sample is used only when named, assumed random, and the section
+    says so first. None when the project has no such sample, or the report has no judge or no
+    people's grades. A sample name the project does not have raises ProjectError."""
     judges = language_model_judges(data)
     reference = build.main_reference(data)
-    chosen = _chosen_sample(project, options.sample)
+    chosen = _chosen_sample(drawn, options.sample)
     if not judges or reference is None or chosen is None:
         return None
     found = []
     for step, judge in enumerate(judges):
         task.report(step, len(judges), f"correcting {judge}'s scores")
-        found.append(estimation.estimate(project, judge, chosen.name, reference,
-                                         assume_random=not chosen.random, task=task, data=data))
+        found.append(estimation.estimate_drawn(chosen, data, judge, reference, task))
     tables, figures = [], []
     for result in found:
         judge_tables, figure = _judge_tables(result)
         tables += judge_tables
         figures.append(figure)
-    return Section(f"{number}. {TITLE}", _intro(chosen, reference, options), tables, figures,
-                   f"{number}. Corrected scores")
+    return Section(f"{number}. {TITLE}", _intro(chosen.sample, reference, options), tables,
+                   figures, f"{number}. Corrected scores")
 
 
-def _chosen_sample(project: Project, name: str | None) -> EstimationSample | None:
+def _chosen_sample(drawn: Sequence[Drawn], name: str | None) -> Drawn | None:
     """The sample named, or the newest drawn at random (None when there is none)."""
     if name:
-        return samples.find(project, name)
-    drawn = [stored for stored in samples.samples(project) if stored.random]
-    return drawn[-1] if drawn else None
+        chosen = samples.named([each.sample for each in drawn], name)
+        return next(each for each in drawn if each.sample == chosen)
+    random = [each for each in drawn if each.sample.random]
+    return random[-1] if random else None
 
 
 def _intro(chosen: EstimationSample, reference: str, options: ReportOptions) -> str:
@@ -123,7 +127,7 @@ def _forest(result: Estimates, table: str, caveat: str) -> Figure:
             [_interval(row.corrected_estimate()) for row in rows])))
     return Figure(
         f"forest_{build.slug(result.judge)}", f"Forest plot: {result.judge}{caveat}",
-        plots.forest(models, panels, "estimate (%)"),
+        partial(plots.forest, models, panels, "estimate (%)"),
         f"Per model and for {ALL_MODELS}: the judge alone (a point: it scores every response), "
         "the experts alone on the sample, and the judge corrected by them, each with its 95% "
         "interval. Where the corrected interval is narrower than the experts', the judge adds "

@@ -18,6 +18,7 @@ The experts are the report's main reference (:func:`physgrade.report.build.main_
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Collection, Mapping, Sequence
 
 import numpy as np
@@ -221,14 +222,7 @@ def stage_shares(data: ScoreData, rater: str, rubric: Rubric) -> pd.DataFrame:
     """A row per response the rater scored with ``rubric``, a column per stage: the stage's
     points as a share of its maximum (an N/A criterion leaves the maximum), NaN where the rater
     did not score every criterion of the stage or all of them were N/A."""
-    mine = data.by_rater.get(rater, data.scores.iloc[:0])
-    rows = mine[mine["rubric"] == rubric.key]
-    keys = list(rubric.keys)
-    values = rows.pivot(index="response_id", columns="criterion", values="value")
-    values = values.reindex(columns=keys)
-    # A row is a score given, N/A (NaN) included: a pivot of a constant marks each one.
-    scored = rows.assign(given=1.0).pivot(index="response_id", columns="criterion",
-                                          values="given").reindex(columns=keys).notna()
+    values, scored = data.rubric_scores(rater, rubric)
     shares = {}
     for stage in rubric.stages:
         criteria = [c for c in rubric.criteria if c.stage == stage]
@@ -320,7 +314,7 @@ def same_values(data: ScoreData, judge: str, reference: str) -> pd.Series:
     out."""
     graded = {rubric.key for rubric in GRADED_RUBRICS}
     same = [both[reference] == both[judge]
-            for (rubric, criterion) in data.by_criterion if rubric in graded
+            for (rubric, criterion) in data.criteria if rubric in graded
             for both in [score_tables.criterion_ratings(data, rubric, criterion,
                                                         [reference, judge]).dropna()]]
     return pd.concat(same) if same else pd.Series(dtype=bool)
@@ -425,7 +419,28 @@ def _length(slope: Estimate, reference: str) -> Finding:
 # -- the section -----------------------------------------------------------------------------------
 
 
-def judge_cards(project: Project, data: ScoreData, task: Task | None = None) -> list[JudgeCard]:
+@dataclass(frozen=True, slots=True)
+class Versions:
+    """What the cards read of a project besides the scores, read whole once
+    (:func:`read_versions`): each language-model judge label's name, prompt version and first
+    assessment (None: scores without one), and the refinements, oldest first."""
+
+    made: Mapping[str, tuple[str, str, str | None]]
+    history: tuple[Refinement, ...]
+
+
+def read_versions(project: Project) -> Versions:
+    """Every language-model judge's versions and the refinements, for :func:`judge_cards`."""
+    return Versions(
+        {rater_label(name, version): (name, version, first) for name, version, first in
+         project.conn.execute(
+             "SELECT r.name, r.prompt_version, MIN(a.assessed_at) FROM raters r "
+             f"LEFT JOIN assessments a ON a.rater_id = r.id WHERE {is_kind(LLM)} "
+             "GROUP BY r.id")},
+        tuple(refine.refinements(project)))
+
+
+def judge_cards(versions: Versions, data: ScoreData, task: Task | None = None) -> list[JudgeCard]:
     """A card per language-model judge of the report, against the report's main reference
     (none without a reference). A judge's versions are ordered by their first assessment, those
     scored without one first, then by version."""
@@ -434,14 +449,7 @@ def judge_cards(project: Project, data: ScoreData, task: Task | None = None) -> 
     judges = language_model_judges(data)
     if reference is None or not judges:
         return []
-    made = {rater_label(name, version): (name, version, first) for name, version, first in
-            project.conn.execute(
-                "SELECT r.name, r.prompt_version, MIN(a.assessed_at) FROM raters r "
-                f"LEFT JOIN assessments a ON a.rater_id = r.id WHERE {is_kind(LLM)} "
-                "GROUP BY r.id")}
-    lengths = pd.read_sql_query("SELECT id, length(response) AS chars FROM responses",
-                                project.conn, index_col="id")["chars"]
-    history = refine.refinements(project)
+    made, history = versions.made, versions.history
     agreements = {}
     for done, judge in enumerate(judges):
         task.report(done, 2 * len(judges), f"agreement of {judge}")
@@ -451,20 +459,21 @@ def judge_cards(project: Project, data: ScoreData, task: Task | None = None) -> 
     cards = []
     for done, judge in enumerate(judges, start=len(judges)):
         task.report(done, 2 * len(judges), f"judge card for {judge}")
-        versions = sorted((agreements[other] for other in judges
-                           if made[other][0] == made[judge][0]),
-                          key=lambda a: (a.first_assessed or "", a.version))
+        same_name = sorted((agreements[other] for other in judges
+                            if made[other][0] == made[judge][0]),
+                           key=lambda a: (a.first_assessed or "", a.version))
         stages = stage_leniency(data, judge, theirs)
-        length = length_bias(data, judge, reference, lengths)
-        cards.append(JudgeCard(judge, reference, stages, length, versions,
+        length = length_bias(data, judge, reference, data.lengths)
+        cards.append(JudgeCard(judge, reference, stages, length, same_name,
                                findings(agreements[judge], stages, length, reference)))
     return cards
 
 
-def judge_cards_section(project: Project, data: ScoreData, number: int, task: Task) -> Section | None:
+def judge_cards_section(versions: Versions, data: ScoreData, number: int,
+                        task: Task) -> Section | None:
     """The section "Judge cards" (None when the report has no language-model judge or no
     experts' reference)."""
-    cards = judge_cards(project, data, task)
+    cards = judge_cards(versions, data, task)
     if not cards:
         return None
     reference = cards[0].reference
@@ -491,7 +500,7 @@ def judge_cards_section(project: Project, data: ScoreData, number: int, task: Ta
         if card.length.slope.value is not None:
             figures.append(Figure(
                 f"{name}_length", f"{card.judge}: score difference against response length",
-                plots.doubling_scatter(card.length.lengths, card.length.differences,
+                partial(plots.doubling_scatter, card.length.lengths, card.length.differences,
                                        card.length.intercept, card.length.slope.value,
                                        "response length (characters, doubling scale)",
                                        f"judge − {reference} (points)"),

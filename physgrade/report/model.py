@@ -6,11 +6,16 @@ page shows it; none of them needs to know how the numbers were computed.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
-from typing import Any, Union
+from functools import cached_property
+from typing import Any, Callable, Union
 
 from physgrade.stats.estimate import Estimate
 
+#: Why an estimate of a draft report has no interval yet: it comes with the finished section
+#: (:func:`physgrade.report.build.draft_report`).
+PENDING = "interval still being computed"
 #: What a table cell holds: text, a count, a number, an estimate with its interval, or nothing.
 Cell = Union[str, int, float, Estimate, None]
 
@@ -59,16 +64,30 @@ def cell_text(cell: Cell, percent: bool = False) -> str:
     return cell
 
 
-@dataclass(frozen=True, slots=True)
+#: Figures are drawn one at a time: matplotlib's state is not shared safely between threads.
+_DRAWING = threading.Lock()
+
+
+@dataclass(frozen=True, eq=False)
 class Figure:
-    """A plot as a PNG image; the numbers behind it are in the section's table named ``table``
-    (shown just after it)."""
+    """A plot, drawn as a PNG image when first asked for (:attr:`png`), so that a report's
+    numbers can be shown before its figures are drawn; the numbers behind it are in the
+    section's table named ``table`` (shown just after it)."""
 
     name: str
     title: str
-    png: bytes
+    draw: Callable[[], bytes]
     caption: str = ""
     table: str = ""
+
+    @cached_property
+    def png(self) -> bytes:
+        with _DRAWING:
+            return self.draw()
+
+    @property
+    def drawn(self) -> bool:
+        return "png" in self.__dict__
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ these choices without loading any of them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Mapping
 
 from physgrade.project import Project
 from physgrade.scores import HUMAN, LLM
@@ -19,6 +19,9 @@ if TYPE_CHECKING:
 
 #: The rater that stands for the people's agreed grade (see :func:`physgrade.score_tables.consensus`).
 HUMAN_CONSENSUS = "human consensus"
+#: The facets of a response a filter narrows, each with the attribute (or column) holding it:
+#: the same name on a response, a review of one, and a question (which has no model).
+RESPONSE_FACETS = {"models": "model", "topics": "topic", "kinds": "kind", "bloom": "bloom_cognitive"}
 #: What a report may be narrowed to. Empty sets mean "all".
 FILTER_FIELDS = {"models": "model", "topics": "topic", "kinds": "kind",
                  "bloom": "Bloom level", "judges": "judge", "graders": "grader"}
@@ -69,6 +72,12 @@ class ReportFilter:
                 params += wanted
         return " AND ".join(conditions) or "1", params
 
+    def admits(self, item: object, facets: Mapping[str, str] = RESPONSE_FACETS) -> bool:
+        """Whether ``item`` is within the filter, by the attributes ``facets`` names (facet ->
+        attribute): facets combine with AND, values with OR."""
+        return all(getattr(item, attribute) in getattr(self, facet)
+                   for facet, attribute in facets.items() if getattr(self, facet))
+
     def describe(self) -> dict[str, list[str]]:
         """The facets in use, for the report's settings."""
         return {f.name: sorted(getattr(self, f.name)) for f in fields(self)
@@ -81,10 +90,8 @@ def rater_label(name: str, prompt_version: str) -> str:
 
 
 def language_model_judges(data: ScoreData) -> list[str]:
-    """The report's judges that are language models (not the rule checker), in report order,
-    read off the first of each judge's own scores (``ScoreData.by_rater``, grouped once for
-    the whole report), which carry its kind: no scan of every score, no query."""
-    return [judge for judge in data.judges if data.by_rater[judge]["rater_kind"].iat[0] == LLM]
+    """The report's judges that are language models (not the rule checker), in report order."""
+    return [judge for judge in data.judges if data.kinds[judge] == LLM]
 
 
 @dataclass(frozen=True, slots=True)

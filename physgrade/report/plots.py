@@ -106,7 +106,7 @@ def forest(rows: Sequence[str], panels: Mapping[str, Mapping[str, Sequence[Inter
                               markeredgecolor="white", markeredgewidth=0.6)
         axes.set_title(title, fontsize=10)
         axes.set_xlabel(x_label, fontsize=9)
-        axes.set_xlim(min(0.0, *low_ends) - 2, max(100.0, *high_ends) + 2)
+        axes.set_xlim(min([0.0, *low_ends]) - 2, max([100.0, *high_ends]) + 2)
         axes.set_ylim(-0.5, len(rows) - 0.5)
         axes.spines[["top", "right"]].set_visible(False)
         axes.grid(axis="x", color="#e4e7eb", linewidth=0.8)

@@ -81,6 +81,10 @@ def gwet_ac2(ratings: ArrayLike, weights: str = "linear", categories: ArrayLike 
     return _gwet_framework(ratings, categories, weights, "gwet")
 
 
+#: Why alpha has no interval when no bootstrap was asked for.
+NO_RESAMPLES = "no bootstrap resamples were requested"
+
+
 def krippendorff_alpha(ratings: ArrayLike, level: str = "nominal", categories: ArrayLike | None = None,
                        resamples: int = 1000, seed: int = 0) -> Estimate:
     """Krippendorff's alpha at a level of measurement; percentile bootstrap CI over items."""
@@ -101,7 +105,7 @@ def krippendorff_alpha(ratings: ArrayLike, level: str = "nominal", categories: A
     if n < 2:
         return Estimate(value, None, n, TOO_FEW_FOR_CI)
     if resamples < 1:
-        return Estimate(value, None, n, "no bootstrap resamples were requested")
+        return Estimate(value, None, n, NO_RESAMPLES)
     # Items with the same ratings profile are interchangeable, so a resample is just how many
     # items of each profile it drew: one multinomial draw per resample.
     profiles, multiplicity = _profiles(counts)

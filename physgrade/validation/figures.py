@@ -2,8 +2,9 @@
 
 Experts review judge verdicts blind (``judge_reviews`` and ``judge_review_criteria``): for each
 criterion 2 = full agreement with the judge, 1 = partial, 0 = disagreement, and for the verdict
-as a whole a label, correct / lenient / strict. These functions read a project (never write)
-and return plain dataclasses that the report turns into tables:
+as a whole a label, correct / lenient / strict. :func:`read_reviews` reads them all once (never
+writes); these functions narrow them to a report's filter in memory, so that a filter change
+reads nothing, and return plain dataclasses that the report turns into tables:
 
 - :func:`reviewer_agreement`: two reviewers against each other, per judge and criterion;
 - :func:`full_agreement`: each reviewer's share of 2s, per judge and criterion;
@@ -20,6 +21,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 from itertools import combinations
+from typing import TypeVar
 
 import numpy as np
 
@@ -110,7 +112,9 @@ class Recommendation:
 
 
 @dataclass(frozen=True, slots=True)
-class _Judge:
+class Judge:
+    """A reviewed judge: its rater label and the blind alias reviewers saw it under, if any."""
+
     label: str
     alias: str | None
 
@@ -119,77 +123,102 @@ class _Judge:
         return f"{self.alias} = {self.label}" if self.alias else self.label
 
 
-def _aliases(project: Project) -> dict[int, str]:
-    """judge rater id → blind alias (judges never audited in the app have none)."""
-    return {int(judge_id): str(alias) for judge_id, alias in
-            project.conn.execute("SELECT judge_id, alias FROM judge_aliases")}
+@dataclass(frozen=True, slots=True)
+class Review:
+    """Who reviewed which judge's verdict on which response, with the response's facets (by
+    which a report's filter narrows the reviews)."""
+
+    reviewer: str
+    judge: Judge
+    response_id: str
+    model: str
+    topic: str | None
+    kind: str
+    bloom_cognitive: str | None
 
 
-def judge_names(project: Project) -> dict[str, str]:
-    """Every reviewed judge's rater label → how the audit figures name it."""
-    return {judge.label: judge.name for judge in _judges(project).values()}
+@dataclass(frozen=True, slots=True)
+class CriterionReview(Review):
+    """A reviewer's agreement with the judge's score of one criterion: 2, 1 or 0."""
+
+    rubric: str         # the rubric key of the judge's assessment, "" when it has none
+    criterion: str
+    agreement: int
 
 
-def _judges(project: Project) -> dict[int, _Judge]:
-    aliases = _aliases(project)
-    return {int(rid): _Judge(rater_label(name, version), aliases.get(int(rid)))
+@dataclass(frozen=True, slots=True)
+class VerdictReview(Review):
+    """A reviewer's label of the judge's verdict as a whole: correct, lenient or strict."""
+
+    verdict: str
+
+
+@dataclass(frozen=True, slots=True)
+class Reviews:
+    """A project's judge audit read whole (:func:`read_reviews`), so that a report's filter
+    narrows it in memory, in the order read, and a filter change reads nothing."""
+
+    judges: tuple[Judge, ...]               # every reviewed judge
+    criteria: tuple[CriterionReview, ...]
+    verdicts: tuple[VerdictReview, ...]     # the reviews with a verdict label
+
+
+#: What every review read starts with, from a review table aliased ``v``, and the joins it needs.
+_REVIEW_COLUMNS = ("rv.name, rv.prompt_version, v.judge_id, v.response_id, r.model, q.topic, "
+                   "q.kind, q.bloom_cognitive")
+_REVIEW_JOINS = ("JOIN raters rv ON rv.id = v.reviewer_id JOIN responses r ON r.id = "
+                 "v.response_id JOIN questions q ON q.id = r.question_id")
+
+
+def read_reviews(project: Project) -> Reviews:
+    """Every review of the project's judge verdicts, unfiltered."""
+    judges = _judges(project)
+    criteria = tuple(
+        CriterionReview(rater_label(name, version), judges[int(judge_id)], response_id, model,
+                        topic, kind, bloom, rubric or "", criterion, int(value))
+        for name, version, judge_id, response_id, model, topic, kind, bloom, rubric, criterion,
+        value in project.conn.execute(
+            f"SELECT {_REVIEW_COLUMNS}, (SELECT MIN(a.rubric) FROM assessments a WHERE "
+            "a.rater_id = v.judge_id AND a.response_id = v.response_id), v.criterion, "
+            f"v.agreement FROM judge_review_criteria v {_REVIEW_JOINS}"))
+    verdicts = tuple(
+        VerdictReview(rater_label(name, version), judges[int(judge_id)], response_id, model,
+                      topic, kind, bloom, verdict)
+        for name, version, judge_id, response_id, model, topic, kind, bloom, verdict in
+        project.conn.execute(f"SELECT {_REVIEW_COLUMNS}, v.verdict FROM judge_reviews v "
+                             f"{_REVIEW_JOINS} WHERE v.verdict IS NOT NULL"))
+    return Reviews(tuple(judges.values()), criteria, verdicts)
+
+
+def _judges(project: Project) -> dict[int, Judge]:
+    aliases = {int(judge_id): str(alias) for judge_id, alias in
+               project.conn.execute("SELECT judge_id, alias FROM judge_aliases")}
+    return {int(rid): Judge(rater_label(name, version), aliases.get(int(rid)))
             for rid, name, version in project.conn.execute(
                 "SELECT id, name, prompt_version FROM raters r WHERE EXISTS (SELECT 1 FROM "
                 "judge_reviews v WHERE v.judge_id = r.id) OR EXISTS (SELECT 1 FROM "
                 "judge_review_criteria c WHERE c.judge_id = r.id)")}
 
 
-#: The question (q) and response (r) columns of the report filter's facets.
-_FACETS = {"models": "r.model", "topics": "q.topic", "kinds": "q.kind",
-           "bloom": "q.bloom_cognitive"}
+def has_reviews(reviews: Reviews) -> bool:
+    """Whether any expert has reviewed a judge verdict (with or without a label)."""
+    return bool(reviews.judges)
 
 
-def _keep(report_filter: ReportFilter, reviewer: str, judge: _Judge) -> bool:
-    return ((not report_filter.graders or reviewer in report_filter.graders)
-            and (not report_filter.judges or judge.label in report_filter.judges))
+def judge_names(reviews: Reviews) -> dict[str, str]:
+    """Every reviewed judge's rater label → how the audit figures name it."""
+    return {judge.label: judge.name for judge in reviews.judges}
 
 
-def _criterion_rows(project: Project, report_filter: ReportFilter
-                    ) -> list[tuple[str, _Judge, str, str, str, int]]:
-    """(reviewer, judge, response, rubric key, criterion, agreement) of every criterion review."""
-    judges = _judges(project)
-    where, params = report_filter.where(_FACETS)
-    rows = project.conn.execute(
-        "SELECT rv.name, rv.prompt_version, c.judge_id, c.response_id, (SELECT MIN(a.rubric) "
-        "FROM assessments a WHERE a.rater_id = c.judge_id AND a.response_id = c.response_id), "
-        "c.criterion, c.agreement FROM judge_review_criteria c JOIN raters rv ON rv.id = "
-        "c.reviewer_id JOIN responses r ON r.id = c.response_id JOIN questions q ON q.id = "
-        f"r.question_id WHERE {where}", params)
-    out = []
-    for name, version, judge_id, response_id, rubric, criterion, value in rows:
-        reviewer, judge = rater_label(name, version), judges[int(judge_id)]
-        if _keep(report_filter, reviewer, judge):
-            out.append((reviewer, judge, response_id, rubric or "", criterion, int(value)))
-    return out
+_Row = TypeVar("_Row", bound=Review)
 
 
-def _verdict_rows(project: Project, report_filter: ReportFilter
-                  ) -> list[tuple[str, _Judge, str, str]]:
-    """(reviewer, judge, response, verdict) of every review with a verdict label."""
-    judges = _judges(project)
-    where, params = report_filter.where(_FACETS)
-    rows = project.conn.execute(
-        "SELECT rv.name, rv.prompt_version, v.judge_id, v.response_id, v.verdict FROM "
-        "judge_reviews v JOIN raters rv ON rv.id = v.reviewer_id JOIN responses r ON r.id = "
-        "v.response_id JOIN questions q ON q.id = r.question_id WHERE v.verdict IS NOT NULL "
-        f"AND {where}", params)
-    out = []
-    for name, version, judge_id, response_id, verdict in rows:
-        reviewer, judge = rater_label(name, version), judges[int(judge_id)]
-        if _keep(report_filter, reviewer, judge):
-            out.append((reviewer, judge, response_id, verdict))
-    return out
-
-
-def has_reviews(project: Project) -> bool:
-    """Whether any expert has reviewed a judge verdict in this project."""
-    return project.conn.execute("SELECT EXISTS (SELECT 1 FROM judge_reviews) OR EXISTS "
-                                "(SELECT 1 FROM judge_review_criteria)").fetchone()[0] == 1
+def _narrowed(reviews: tuple[_Row, ...], report_filter: ReportFilter) -> list[_Row]:
+    """The reviews within the filter, in the order read: facets combine with AND, values with
+    OR; its graders narrow the reviewers and its judges the judges."""
+    return [r for r in reviews if report_filter.admits(r)
+            and (not report_filter.graders or r.reviewer in report_filter.graders)
+            and (not report_filter.judges or r.judge.label in report_filter.judges)]
 
 
 def _criterion_order(rubric: str, criterion: str) -> tuple[int, int, str]:
@@ -208,7 +237,7 @@ def _rubric_title(rubric: str) -> str:
 # -- 1. reviewer against reviewer ---------------------------------------------------------------
 
 
-def reviewer_agreement(project: Project, report_filter: ReportFilter = ReportFilter()
+def reviewer_agreement(reviews: Reviews, report_filter: ReportFilter = ReportFilter()
                        ) -> list[ReviewerAgreement]:
     """Every pair of reviewers, per judge and criterion, on the verdicts both reviewed: exact
     agreement (with Gwet's analytic interval) and Gwet's AC2 with linear weights over 0, 1, 2.
@@ -216,10 +245,9 @@ def reviewer_agreement(project: Project, report_filter: ReportFilter = ReportFil
     values: dict[tuple[str, str, str], dict[str, dict[str, int]]] = defaultdict(
         lambda: defaultdict(dict))
     names: dict[str, str] = {}
-    for reviewer, judge, response_id, rubric, criterion, value in _criterion_rows(project,
-                                                                                   report_filter):
-        names[judge.label] = judge.name
-        values[(judge.label, rubric, criterion)][reviewer][response_id] = value
+    for r in _narrowed(reviews.criteria, report_filter):
+        names[r.judge.label] = r.judge.name
+        values[(r.judge.label, r.rubric, r.criterion)][r.reviewer][r.response_id] = r.agreement
     reviewers = sorted({r for by_reviewer in values.values() for r in by_reviewer})
     out = []
     for first, second in combinations(reviewers, 2):
@@ -241,16 +269,16 @@ def reviewer_agreement(project: Project, report_filter: ReportFilter = ReportFil
 # -- 2. full agreement with each judge ----------------------------------------------------------
 
 
-def full_agreement(project: Project, report_filter: ReportFilter = ReportFilter()
+def full_agreement(reviews: Reviews, report_filter: ReportFilter = ReportFilter()
                    ) -> list[FullAgreement]:
     """Per judge, criterion and reviewer: the share of the reviewer's values that are 2 (full
     agreement with the judge), with its Wilson interval."""
     counts: dict[tuple[str, str, str, str], list[int]] = defaultdict(lambda: [0, 0])
     names: dict[str, str] = {}
-    for reviewer, judge, _, rubric, criterion, value in _criterion_rows(project, report_filter):
-        names[judge.label] = judge.name
-        cell = counts[(judge.label, rubric, criterion, reviewer)]
-        cell[0] += value == FULL
+    for r in _narrowed(reviews.criteria, report_filter):
+        names[r.judge.label] = r.judge.name
+        cell = counts[(r.judge.label, r.rubric, r.criterion, r.reviewer)]
+        cell[0] += r.agreement == FULL
         cell[1] += 1
     out = []
     for label, rubric, criterion, reviewer in sorted(
@@ -264,16 +292,16 @@ def full_agreement(project: Project, report_filter: ReportFilter = ReportFilter(
 # -- 3. correct, lenient, strict ----------------------------------------------------------------
 
 
-def verdict_distribution(project: Project, report_filter: ReportFilter = ReportFilter()
+def verdict_distribution(reviews: Reviews, report_filter: ReportFilter = ReportFilter()
                          ) -> list[VerdictDistribution]:
     """Per judge, the correct / lenient / strict shares of its reviewed verdicts: each reviewer's
     shares, then their mean; the 95% interval is Wilson's on the counts pooled over reviewers."""
     counts: dict[str, dict[str, dict[str, int]]] = defaultdict(
         lambda: defaultdict(lambda: dict.fromkeys(VERDICTS, 0)))
     names: dict[str, str] = {}
-    for reviewer, judge, _, verdict in _verdict_rows(project, report_filter):
-        names[judge.label] = judge.name
-        counts[judge.label][reviewer][verdict] += 1
+    for r in _narrowed(reviews.verdicts, report_filter):
+        names[r.judge.label] = r.judge.name
+        counts[r.judge.label][r.reviewer][r.verdict] += 1
     out = []
     for label in sorted(counts):
         by_reviewer = counts[label]
@@ -292,10 +320,10 @@ def verdict_distribution(project: Project, report_filter: ReportFilter = ReportF
 # -- 4. which judge -----------------------------------------------------------------------------
 
 
-def recommendation(project: Project, report_filter: ReportFilter = ReportFilter()
+def recommendation(reviews: Reviews, report_filter: ReportFilter = ReportFilter()
                    ) -> Recommendation | None:
     """The judge to use, or None when no verdict has a label. See :class:`Recommendation`."""
-    distribution = verdict_distribution(project, report_filter)
+    distribution = verdict_distribution(reviews, report_filter)
     if not distribution:
         return None
     ranked = sorted(distribution, key=lambda d: (-_value(d.correct), _value(d.lenient), d.judge))
@@ -307,8 +335,8 @@ def recommendation(project: Project, report_filter: ReportFilter = ReportFilter(
                               0, None, None, None, head + "; it is the only judge reviewed.")
     second = ranked[1]
     labelled: dict[str, dict[tuple[str, str], float]] = defaultdict(dict)
-    for reviewer, judge, response_id, verdict in _verdict_rows(project, report_filter):
-        labelled[judge.name][(reviewer, response_id)] = float(verdict == CORRECT)
+    for r in _narrowed(reviews.verdicts, report_filter):
+        labelled[r.judge.name][(r.reviewer, r.response_id)] = float(r.verdict == CORRECT)
     paired = sorted(set(labelled[best.judge]) & set(labelled[second.judge]))
     head += f", against {_value(second.correct):.1%} for {second.judge}"
     if len(paired) < MIN_PAIRS:
