@@ -179,17 +179,18 @@ def _values(codes: np.ndarray) -> np.ndarray:
 
 
 def criterion_ratings(data: ScoreData, rubric: str, criterion: str,
-                      raters: list[str]) -> pd.DataFrame:
-    """One criterion side by side: a row per response any of ``raters`` scored with a number,
-    in id order, a column per rater (in the order given), NaN where a rater gave no score or
-    N/A."""
+                      raters: list[str], complete: bool = False) -> pd.DataFrame:
+    """One criterion side by side: a row per response any of ``raters`` scored with a number
+    (``complete``: all of them), in id order, a column per rater (in the order given), NaN
+    where a rater gave no score or N/A."""
     at = [data.columns.index(rater) if rater in data.columns else -1 for rater in raters]
     if (rubric, criterion) in _KEY_AT:
         side = _values(data.codes[_KEY_AT[rubric, criterion]][:, at])
     else:
         side = np.full((len(data.ids), len(raters)), np.nan)
     side[:, [i for i, column in enumerate(at) if column < 0]] = np.nan
-    scored = ~np.isnan(side).all(axis=1)
+    missing = np.isnan(side)
+    scored = ~(missing.any(axis=1) if complete else missing.all(axis=1))
     return pd.DataFrame(side[scored], index=data.ids[scored], columns=raters)
 
 

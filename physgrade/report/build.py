@@ -127,7 +127,7 @@ def criterion_section(data: ScoreData, options: ReportOptions, task: Task,
             if not given[judge].any():
                 continue  # a judge that never scores this criterion (the rules rater scores ANS)
             both = score_tables.criterion_ratings(data, rubric.key, criterion.key,
-                                                  [reference, judge]).dropna()
+                                                  [reference, judge], complete=True)
             ratings = both.to_numpy(dtype=float)
             human, machine = ratings[:, 0], ratings[:, 1]
             leaning = bias(human, machine)

@@ -36,7 +36,7 @@ from physgrade.rubric import GRADED_RUBRICS, Rubric
 from physgrade.score_tables import ScoreData
 from physgrade.scores import LLM, is_kind
 from physgrade.stats.agreement import percent_agreement
-from physgrade.stats.describe import LEVEL, mean, mean_difference
+from physgrade.stats.describe import mean, mean_difference, t95
 from physgrade.stats.estimate import Estimate
 from physgrade.stats.paired import bias, spearman
 from physgrade.tasks import Task
@@ -281,7 +281,7 @@ def length_bias(data: ScoreData, judge: str, reference: str,
         intercept = float(difference[0])
     else:
         fit = stats.linregress(doublings, difference)
-        half = stats.t.ppf(0.5 + LEVEL / 2, n - 2) * fit.stderr
+        half = t95(n - 2) * fit.stderr
         slope = Estimate(fit.slope, (fit.slope - half, fit.slope + half), n)
         intercept = float(fit.intercept)
     return LengthBias(slope, intercept, spearman(doublings, difference), chars, difference)
@@ -316,7 +316,7 @@ def same_values(data: ScoreData, judge: str, reference: str) -> pd.Series:
     same = [both[reference] == both[judge]
             for (rubric, criterion) in data.criteria if rubric in graded
             for both in [score_tables.criterion_ratings(data, rubric, criterion,
-                                                        [reference, judge]).dropna()]]
+                                                        [reference, judge], complete=True)]]
     return pd.concat(same) if same else pd.Series(dtype=bool)
 
 

@@ -18,10 +18,10 @@ from typing import Literal, TypeGuard
 import krippendorff
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import stats
 from statsmodels.stats import inter_rater
 
 from physgrade.stats.estimate import Estimate
+from physgrade.stats.describe import t95
 from physgrade.stats.paired import Z95, confusion_matrix
 
 Scale = Literal["nominal", "ordinal", "interval", "ratio"]
@@ -199,7 +199,7 @@ def _gwet_framework(ratings: ArrayLike, categories: ArrayLike | None, weights: s
         return Estimate(coefficient, None, n_pairable, TOO_FEW_FOR_CI)
     n = len(per_item)
     se = np.sqrt(((per_item - coefficient) ** 2).sum() / (n * (n - 1)))
-    half = stats.t.ppf(0.975, n - 1) * se
+    half = t95(n - 1) * se
     return Estimate(coefficient, _clipped(coefficient, half, 0.0 if chance == "none" else -1.0),
                     n_pairable)
 
@@ -227,7 +227,7 @@ def ac2_difference(first: ArrayLike, second: ArrayLike, weights: str = "linear",
     if n < 2:
         return Estimate(difference, None, n, TOO_FEW_FOR_CI)
     se = np.sqrt((((l_b - l_a) - difference) ** 2).sum() / (n * (n - 1)))
-    half = stats.t.ppf(0.975, n - 1) * se
+    half = t95(n - 1) * se
     return Estimate(difference, (max(difference - half, -2.0), min(difference + half, 2.0)), n)
 
 

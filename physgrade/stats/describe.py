@@ -10,6 +10,8 @@ mean share): an interval is cut to it, which keeps its coverage and spares reade
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
@@ -23,6 +25,13 @@ LEVEL = 0.95
 Z95 = float(stats.norm.ppf(0.5 + LEVEL / 2))
 
 Bounds = tuple[float, float] | None
+
+
+@lru_cache(maxsize=None)
+def t95(df: float) -> float:
+    """The t quantile of a two-sided interval at :data:`LEVEL` with ``df`` degrees of freedom
+    (a report asks for it thousands of times, for few distinct ``df``)."""
+    return float(stats.t.ppf(0.5 + LEVEL / 2, df))
 
 
 def proportion(successes: int, n: int) -> Estimate:
@@ -89,6 +98,6 @@ def _t_estimate(x: np.ndarray, bounds: Bounds) -> Estimate:
 def _interval(value: float, standard_error: float, df: float, n: int, bounds: Bounds) -> Estimate:
     """``value`` with its t interval (computed here rather than by scipy's t tests, which warn
     about precision when a group's values are all equal although the interval is well defined)."""
-    half = stats.t.ppf(0.5 + LEVEL / 2, df) * standard_error
+    half = t95(df) * standard_error
     found = Estimate(value, (value - half, value + half), n)
     return found.within(*bounds) if bounds else found
