@@ -176,6 +176,20 @@ class Project:
         self.close()
 
     @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Reads that see the project as it was at the first of them (one read transaction),
+        not half of a write another connection commits meanwhile; within a transaction
+        already open, that one."""
+        if self.conn.in_transaction:
+            yield
+            return
+        self.conn.execute("BEGIN DEFERRED")
+        try:
+            yield
+        finally:
+            self.conn.execute("COMMIT")
+
+    @contextmanager
     def transaction(self) -> Iterator[None]:
         """All or nothing: commit if the block ends normally, roll back on any exception."""
         self.conn.execute("BEGIN IMMEDIATE")

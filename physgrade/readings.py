@@ -1,10 +1,11 @@
-"""What a report reads from a project besides the scores, kept until the project changes.
+"""What a report reads from a project besides the scores, kept until what it comes from changes.
 
 Reviews of judge verdicts, Bloom labels, estimation samples and judge versions are small tables,
 but a report read them again, narrowed in SQL, for every filter change. Each is now read whole
 by one function (such as :func:`physgrade.validation.figures.read_reviews`) and narrowed in
-memory; :class:`Readings` keeps what those functions returned until a change notice
-(:meth:`Readings.forget`), so that a filter change reads nothing from the database.
+memory; :class:`Readings` keeps what those functions returned until a change notice touches the
+kinds of records it was read from (:meth:`Readings.forget`), so that a filter change reads
+nothing from the database.
 """
 
 from __future__ import annotations
@@ -12,35 +13,42 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable, TypeVar
 
+from physgrade.changes import Changes, Kind
 from physgrade.project import Project
 
 T = TypeVar("T")
 
 
 class Readings:
-    """The results of read functions of one project, kept until :meth:`forget`; a new
-    ``Readings()`` reads afresh (the command line's one report)."""
+    """The results of read functions of one project, each kept until a change of the kinds it
+    was read from; a new ``Readings()`` reads afresh (the command line's one report)."""
 
     def __init__(self) -> None:
-        self._found: dict[Callable[[Project], Any], Any] = {}
+        self._found: dict[Callable[[Project], Any], tuple[tuple[Kind, ...], Any]] = {}
         self._generation = 0
         self._lock = threading.Lock()
 
-    def get(self, project: Project, read: Callable[[Project], T]) -> T:
-        """What ``read(project)`` returns, read now only if not kept (callable from any
-        thread; a reading begun before a :meth:`forget` is used once, never kept)."""
+    def get(self, project: Project, read: Callable[[Project], T], read_from: tuple[Kind, ...]) -> T:
+        """What ``read(project)`` returns, read now (as of one moment) only if not kept;
+        ``read_from``: the kinds of records it reads. Callable from any thread; a reading begun
+        before a :meth:`forget` is used once, never kept."""
         with self._lock:
             if read in self._found:
-                return self._found[read]
+                return self._found[read][1]
             generation = self._generation
-        found = read(project)
+        with project.snapshot():
+            found = read(project)
         with self._lock:
             if generation == self._generation:
-                self._found[read] = found
+                self._found[read] = (read_from, found)
         return found
 
-    def forget(self) -> None:
-        """Drop everything kept: the project changed."""
+    def forget(self, changes: Changes) -> None:
+        """Drop what was read from the kinds of records ``changes`` touched."""
         with self._lock:
-            self._found.clear()
-            self._generation += 1
+            stale = [read for read, (read_from, _) in self._found.items()
+                     if changes.touches(*read_from)]
+            for read in stale:
+                del self._found[read]
+            if changes:
+                self._generation += 1

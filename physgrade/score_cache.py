@@ -6,7 +6,8 @@ scores each time would cost seconds. A :class:`ScoreCache` reads them once
 the app broadcasts: the scores of the responses a change names are read again before the next
 report, and anything it cannot patch (new raters, responses, questions, Bloom levels) drops the
 store, so that no report is computed from a stale number. The small tables reports read besides
-the scores (:class:`~physgrade.readings.Readings`) are forgotten at every change.
+the scores (:class:`~physgrade.readings.Readings`) are forgotten when what they come from
+changes.
 
 Changes are noted on the GUI thread and the store is used on workers: :meth:`ScoreCache.note`
 never waits for a read under way.
@@ -28,7 +29,7 @@ REREAD = (Kind.RATERS, Kind.RESPONSES, Kind.QUESTIONS, Kind.BLOOM)
 
 class ScoreCache:
     """The :class:`ScoreStore` of one open project, kept up to date, and what else its reports
-    read (``readings``: forgotten at every change, they are small)."""
+    read (``readings``). One project only: a cache is made for each project opened."""
 
     def __init__(self) -> None:
         self.readings = Readings()
@@ -41,8 +42,7 @@ class ScoreCache:
 
     def note(self, changes: Changes) -> None:
         """Remember what ``changes`` touched, for the next :meth:`store` (quick: any thread)."""
-        if changes:
-            self.readings.forget()
+        self.readings.forget(changes)
         with self._noting:
             if changes.touches(*REREAD) or (changes.touches(Kind.SCORES)
                                             and changes.responses is None):

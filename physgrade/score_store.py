@@ -35,8 +35,10 @@ RESPONSES_SQL = (
     "SELECT r.id AS response_id, r.question_id, r.model, q.topic, q.kind, q.bloom_cognitive, "
     "q.bloom_knowledge, r.compliant, q.options IS NOT NULL AS multiple_choice, q.variant_of, "
     "q.region FROM responses r JOIN questions q ON q.id = r.question_id")
-_KEY_SEPARATOR = "\x1f"
-_KEY_INDEX = pd.Index([f"{rubric}{_KEY_SEPARATOR}{criterion}" for rubric, criterion in KEYS])
+#: Where each (rubric, criterion) is in :data:`KEYS`.
+KEY_AT = {key: k for k, key in enumerate(KEYS)}
+#: Criteria are read as "rubric␟criterion" (SQLite's char(31)): one column to look up.
+_KEY_INDEX = pd.Index([f"{rubric}\x1f{criterion}" for rubric, criterion in KEYS])
 _SCORES_SQL = (f"SELECT rater_id, response_id, rubric || char(31) || criterion, value FROM scores "
                f"WHERE rubric IN ({', '.join('?' * len(RUBRICS))})")
 #: Responses re-read per query when a few changed (SQLite's default variable limit is far above).
@@ -58,7 +60,8 @@ class ScoreStore:
     ``raters``: a row per rater that scored (id, name, kind, prompt_version, label), in the
     order of the last axis of ``codes``. ``codes`` (int8, criterion of :data:`KEYS` × response
     × rater): the value given, :data:`NA` or :data:`MISSING`. ``decisions``: adjudicators'
-    final values (response position, criterion position, value; NaN for N/A).
+    final values (response position, criterion position or -1 for a criterion no rubric has
+    any more, value; NaN for N/A).
     """
 
     responses: pd.DataFrame
@@ -70,8 +73,13 @@ class ScoreStore:
 
     @classmethod
     def read(cls, project: Project, task: Task | None = None) -> ScoreStore:
-        """Read every score of ``project`` (seconds on a study of the real size)."""
-        task = task or Task()
+        """Read every score of ``project`` (seconds on a study of the real size), all as of
+        one moment."""
+        with project.snapshot():
+            return cls._read(project, task or Task())
+
+    @classmethod
+    def _read(cls, project: Project, task: Task) -> ScoreStore:
         task.report(0, 3, "reading responses")
         responses = pd.read_sql_query(RESPONSES_SQL, project.conn, index_col="response_id")
         responses["compliant"] = responses["compliant"].astype(bool)
@@ -113,11 +121,12 @@ class ScoreStore:
         if (positions < 0).any():
             raise StoreOutdated("responses were added")
         rows = []
-        for start in range(0, len(wanted), _CHUNK):
-            chunk = wanted[start:start + _CHUNK]
-            rows += project.conn.execute(
-                f"{_SCORES_SQL} AND response_id IN ({', '.join('?' * len(chunk))})",
-                [*RUBRICS, *chunk]).fetchall()
+        with project.snapshot():
+            for start in range(0, len(wanted), _CHUNK):
+                chunk = wanted[start:start + _CHUNK]
+                rows += project.conn.execute(
+                    f"{_SCORES_SQL} AND response_id IN ({', '.join('?' * len(chunk))})",
+                    [*RUBRICS, *chunk]).fetchall()
         scores = _scores(rows)
         if not scores["rater"].isin(self.raters["id"]).all():
             raise StoreOutdated("a rater scored for the first time")

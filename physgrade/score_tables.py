@@ -22,14 +22,12 @@ import pandas as pd
 from physgrade.project import Project
 from physgrade.report.options import HUMAN_CONSENSUS, RESPONSE_FACETS, ReportFilter
 from physgrade.rubric import FINAL_ANSWER, GRADED_RUBRICS, Rubric
-from physgrade.score_store import KEYS, MISSING, NA, ScoreStore, consensus
+from physgrade.score_store import KEY_AT, KEYS, MISSING, NA, ScoreStore, consensus
 from physgrade.scores import HUMAN
 from physgrade.tasks import Task
 
 #: Every criterion of those rubrics, in rubric order, each once.
 SHEET_CRITERIA = tuple(dict.fromkeys(key for rubric in GRADED_RUBRICS for key in rubric.keys))
-#: Where each (rubric, criterion) of KEYS is.
-_KEY_AT = {key: k for k, key in enumerate(KEYS)}
 #: The rater kind of the human consensus.
 CONSENSUS_KIND = "consensus"
 
@@ -44,8 +42,7 @@ class ScoreData:
     with a score among them (labels, sorted); ``kinds``: every rater's kind, the consensus's
     :data:`CONSENSUS_KIND`. ``ids``: the responses in id order, the rows of ``codes``
     (criterion of :data:`~physgrade.score_store.KEYS` × response × rater of ``columns``: the
-    value, :data:`~physgrade.score_store.NA` or :data:`~physgrade.score_store.MISSING`), which
-    :attr:`values` and :attr:`given` read as numbers.
+    value, :data:`~physgrade.score_store.NA` or :data:`~physgrade.score_store.MISSING`).
     ``adjudicated``: how many of the consensus values are an adjudicator's decisions.
 
     Each rater's :func:`sheet` is made once, on first use.
@@ -63,16 +60,6 @@ class ScoreData:
     #: rater -> :func:`sheet`, filled as sections ask for them
     _sheets: dict[str, pd.DataFrame] = dataclasses.field(default_factory=dict, init=False,
                                                          repr=False, compare=False)
-
-    @property
-    def values(self) -> np.ndarray:
-        """The values of ``codes``: NaN for N/A or no score."""
-        return _values(self.codes)
-
-    @property
-    def given(self) -> np.ndarray:
-        """Whether each score of ``codes`` was given (N/A counts)."""
-        return self.codes != MISSING
 
     def raters(self) -> list[str]:
         """The judges, the people, and the consensus if there is one, in report order."""
@@ -110,7 +97,7 @@ class ScoreData:
         """``rater``'s scores with ``rubric``: a row per response it scored on any of the
         rubric's criteria (in id order), a column per criterion; the values (NaN for N/A or
         none), and whether each was given (N/A counts)."""
-        keys = [_KEY_AT[rubric.key, key] for key in rubric.keys]
+        keys = [KEY_AT[rubric.key, key] for key in rubric.keys]
         if rater not in self.columns:
             given = np.zeros((0, len(keys)), dtype=bool)
             values = np.empty((0, len(keys)))
@@ -184,8 +171,8 @@ def criterion_ratings(data: ScoreData, rubric: str, criterion: str,
     (``complete``: all of them), in id order, a column per rater (in the order given), NaN
     where a rater gave no score or N/A."""
     at = [data.columns.index(rater) if rater in data.columns else -1 for rater in raters]
-    if (rubric, criterion) in _KEY_AT:
-        side = _values(data.codes[_KEY_AT[rubric, criterion]][:, at])
+    if (rubric, criterion) in KEY_AT:
+        side = _values(data.codes[KEY_AT[rubric, criterion]][:, at])
     else:
         side = np.full((len(data.ids), len(raters)), np.nan)
     side[:, [i for i, column in enumerate(at) if column < 0]] = np.nan

@@ -289,13 +289,18 @@ def test_a_superseded_read_is_cancelled_and_leaves_no_worker_running(qtbot,
             task.report(0, None, "working")
             time.sleep(0.01)
 
+    # Whether each thread has ended, asked as its outcome is delivered: the operations delete
+    # a worker soon after.
+    ended: list[bool] = []
     first = ops.read(endless, got.append, key="report")
+    first.cancelled.connect(lambda: ended.append(not first.is_running()))
     assert started.wait(WAIT_MS / 1000)
     with qtbot.waitSignal(first.cancelled, timeout=WAIT_MS):
         second = ops.read(lambda project, task: "newer", got.append, key="report")
+        second.finished.connect(lambda result: ended.append(not second.is_running()))
     qtbot.waitUntil(lambda: got == ["newer"], timeout=WAIT_MS)
-    assert not first.is_running() and not second.is_running()
     qtbot.waitUntil(lambda: not ops._reads, timeout=WAIT_MS)
+    assert ended == [True, True]
 
 
 def test_the_same_failure_again_shows_no_second_box(qtbot, grading: MainWindow,

@@ -266,11 +266,19 @@ def test_a_filter_change_reads_nothing_from_the_project(demo_path: Path) -> None
                               ReportFilter(graders=frozenset({"expert-1"}))):
             draft = draft_report(project, ReportOptions(report_filter, resamples=20),
                                  cache.store(project), Task(), cache.readings)
-            finished = [finish_section(project, draft, i) for i in range(len(draft.report.sections))]
+            finished = [finish_section(draft, i) for i in range(len(draft.report.sections))]
             assert finished and {s.title for s in finished} == {
                 s.title for s in draft.report.sections}
         assert statements == []
-        cache.note(Changes.of(Kind.REVIEWS))  # a change: the small tables are read again
+        # A grade re-reads that response's scores and what comes from scores, nothing else.
+        cache.note(Changes.of(Kind.SCORES, responses=["r-0001"]))
         draft_report(project, ReportOptions(resamples=20), cache.store(project), Task(),
                      cache.readings)
-        assert any("judge_reviews" in statement for statement in statements)
+        scores_read = [statement for statement in statements if "FROM scores" in statement]
+        assert scores_read and all("'r-0001'" in statement for statement in scores_read)
+        assert any("assessments" in statement for statement in statements)
+        assert not any("estimation_sample" in statement for statement in statements)
+        cache.note(Changes.of(Kind.ESTIMATION))  # a sample drawn: the samples are read again
+        draft_report(project, ReportOptions(resamples=20), cache.store(project), Task(),
+                     cache.readings)
+        assert any("estimation_sample" in statement for statement in statements)

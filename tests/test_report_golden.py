@@ -176,7 +176,7 @@ def test_two_phase_report_equals_golden(case: str, projects: dict[str, Project],
     assert_same_report(f"{case} (draft)", canonical(undrawn),
                        want | {"sections": [drafted(s, PENDING) for s in want["sections"]]},
                        same_renderer)
-    finished = [finish_section(project, draft, i, Task()) for i in range(len(draft.report.sections))]
+    finished = [finish_section(draft, i, Task()) for i in range(len(draft.report.sections))]
     assert_same_sections(case, canonical(dataclasses.replace(draft.report, sections=finished))[
         "sections"], want["sections"], same_renderer)
 

@@ -32,7 +32,7 @@ from physgrade.tasks import Task  # noqa: E402
 from physgrade_ui import reports, style  # noqa: E402
 from physgrade_ui.main_window import MainWindow  # noqa: E402
 from physgrade_ui.reports import (ExportReportDialog, FigurePlaceholder, FigureView,  # noqa: E402
-                                  ReportsPage)
+                                  ReportsPage, ReportTable)
 from physgrade_ui.workers import Worker  # noqa: E402
 
 WAIT_MS = 120_000  # a report bootstraps every interval
@@ -109,7 +109,7 @@ def held_finishing(monkeypatch) -> Iterator[tuple[threading.Event, list[int]]]:
     gate, order = threading.Event(), []
     real_finish = reports.finish_work
 
-    def held(draft: Draft, index: int, project: Project, task: Task) -> Section:
+    def held(draft: Draft, index: int, project: None, task: Task) -> Section:
         order.append(index)
         gate.wait(WAIT_MS / 1000)
         return real_finish(draft, index, project, task)
@@ -129,9 +129,9 @@ def test_the_page_shows_the_cores_report_computed_off_the_gui_thread(
         threads.append(threading.current_thread())
         return real_draft(project, options, store, task, readings)
 
-    def recorded_finish(project: Project, draft: Draft, index: int, task: Task) -> Section:
+    def recorded_finish(draft: Draft, index: int, task: Task) -> Section:
         threads.append(threading.current_thread())
-        return real_finish(project, draft, index, task)
+        return real_finish(draft, index, task)
 
     monkeypatch.setattr(physgrade.report.build, "draft_report", recorded_draft)
     monkeypatch.setattr(physgrade.report.build, "finish_section", recorded_finish)
@@ -188,6 +188,8 @@ def test_the_draft_marks_what_is_pending_until_the_finished_sections_replace_it(
     assert not page.export_button.isEnabled() and "once its intervals" in (
         page.export_button.toolTip())
     assert page.start_export(reports.ReportExport(tmp_path / "out", ("json",))) is None
+    assert window.statusBar().currentMessage() == (
+        "The report can be exported once its intervals and figures are computed.")
     shot(window, "reports_draft.png")
 
     # The reader scrolls down the section on show, then moves to the third before it is done.
@@ -219,15 +221,19 @@ def test_a_filter_change_computes_the_filtered_report_by_itself(window: MainWind
         return real_draft(cache, options, project, task)
 
     monkeypatch.setattr(reports, "draft_work", recorded)
+    rater = next(page.rater.itemText(i) for i in range(page.rater.count())
+                 if i != page.rater.currentIndex())
     first, second = (a.text() for a in page.facets["models"].menu().actions()[:2])
-    choose(page, "models", first)
-    choose(page, "models", second)  # in quick succession: one report for both
-    assert page.worker is None  # the bar settles first
+    page.rater.setCurrentText(rater)  # hands on its index: it must not become the wait
+    for model in (first, second):  # in quick succession: one report for all three clicks
+        qtbot.wait(20)
+        choose(page, "models", model)
+    assert page.worker is None and page._settle.interval() == reports.SETTLE_MS
     qtbot.waitUntil(lambda: page.worker is not None, timeout=5_000)
     complete(qtbot, page)
 
     chosen = ReportFilter(models=frozenset({first, second}))
-    assert [options.filter for options in drafts] == [chosen]
+    assert [(options.filter, options.rater) for options in drafts] == [(chosen, rater)]
     assert page.report_options == page.options() and page.options().filter == chosen
     report = core_report(demo, page.options())
     assert_shows(page, report)
@@ -259,15 +265,30 @@ def test_a_newer_request_cancels_the_computation_it_supersedes(window: MainWindo
     choose(page, "models", second_model)
     second = page.update_report()
     assert isinstance(first, Worker) and isinstance(second, Worker) and page.worker is second
+    # Asked while the outcome is delivered: the operations delete a worker soon after.
+    ended: list[bool] = []
+    first.cancelled.connect(lambda: ended.append(not first.is_running()))
 
     with qtbot.waitSignal(first.cancelled, timeout=WAIT_MS):
         gate.set()
-    assert not first.is_running()
     complete(qtbot, page)
+    assert ended == [True]
     assert [options.filter.models for options in shown] == [frozenset({second_model})]
     assert page.report_options.filter == ReportFilter(models=frozenset({second_model}))
     assert_shows(page, core_report(demo, page.options()))
     qtbot.waitUntil(lambda: not window.ops._reads, timeout=WAIT_MS)
+
+
+def assert_stopped(page: ReportsPage) -> None:
+    """Stopped with no section finished: the marks stay, the summary says so, Finish offered."""
+    name, r, c = pending(page.report)[0]
+    assert page.tables[name].item(r, c).text().endswith(" …")
+    sections = len(page.report.sections)
+    assert page.summary.text().endswith(f" · intervals and figures stopped: 0 of {sections} "
+                                        "sections")
+    assert page.stop_button.isHidden() and page.finish_button.isVisible()
+    assert {card.text.text() for card in page.findChildren(FigurePlaceholder)} == {
+        "Not drawn: Finish draws it"}
 
 
 def test_stop_leaves_the_marks_and_finish_completes_the_report(window: MainWindow, demo: Path,
@@ -281,14 +302,8 @@ def test_stop_leaves_the_marks_and_finish_completes_the_report(window: MainWindo
     with qtbot.waitSignal(finishing.cancelled, timeout=WAIT_MS):
         gate.set()
     assert page.worker is None and pending(page.report) == marked
-    name, r, c = marked[0]
-    assert page.tables[name].item(r, c).text().endswith(" …")
+    assert_stopped(page)
     sections = len(page.report.sections)
-    assert page.summary.text().endswith(f" · intervals and figures stopped: 0 of {sections} "
-                                        "sections")
-    assert page.stop_button.isHidden() and page.finish_button.isVisible()
-    assert {card.text.text() for card in page.findChildren(FigurePlaceholder)} == {
-        "Not drawn: Finish draws it"}
     assert not page.export_button.isEnabled()
 
     page.finish_button.click()
@@ -297,6 +312,55 @@ def test_stop_leaves_the_marks_and_finish_completes_the_report(window: MainWindo
     assert sorted(order) == [0] + list(range(sections))  # the stopped one again, then the rest
     assert_shows(page, core_report(demo, page.options()))
     assert page.finish_button.isHidden() and page.export_button.isEnabled()
+
+
+def test_stop_holds_when_the_project_changes_until_the_bar_does(window: MainWindow, demo: Path,
+                                                               qtbot, held_finishing) -> None:
+    gate, order = held_finishing
+    page = drafted(window, qtbot)
+    qtbot.waitUntil(lambda: order == [0], timeout=WAIT_MS)
+    page.stop_button.click()
+    gate.set()
+    qtbot.waitUntil(lambda: page.worker is None, timeout=WAIT_MS)
+    before = graded_by(page, "expert-1")
+
+    for criterion in PREFS.criteria:
+        assert window.ops.write(lambda project, key=criterion.key: scores.set_score(
+            project, "expert-1", UNGRADED, key, 1))
+    wait_for(qtbot, page.worker, "finished", WAIT_MS)  # the page drafts the change by itself
+    qtbot.wait(300)  # nothing more is started
+    assert graded_by(page, "expert-1") == {judge: n + 1 for judge, n in before.items()}
+    assert page.worker is None and order == [0] and pending(page.report)
+    assert_stopped(page)
+
+    choose(page, "models", page.facets["models"].menu().actions()[0].text())
+    qtbot.waitUntil(lambda: page.worker is not None and page.stop_button.isVisible(),
+                    timeout=WAIT_MS)  # a report the user asks for is finished
+    complete(qtbot, page)
+    assert_shows(page, core_report(demo, page.options()))
+    assert page.finish_button.isHidden() and "intervals" not in page.summary.text()
+
+
+def test_the_keyboard_goes_from_stop_to_finish_and_stays_in_a_finished_section(
+        window: MainWindow, qtbot, held_finishing) -> None:
+    gate, order = held_finishing
+    page = drafted(window, qtbot)
+    qtbot.waitUntil(lambda: order == [0], timeout=WAIT_MS)
+    window.activateWindow()  # keys go to the active window (none may be, without a manager)
+    page.stop_button.setFocus()
+    qtbot.waitUntil(page.stop_button.hasFocus, timeout=10_000)
+
+    qtbot.keyClick(page.stop_button, Qt.Key.Key_Space)
+    assert page.stop_button.isHidden() and page.finish_button.hasFocus()
+    qtbot.keyClick(page.finish_button, Qt.Key.Key_Space)
+    qtbot.waitUntil(lambda: order == [0, 0], timeout=WAIT_MS)  # the section on show again
+    table = page.tabs.widget(0).widget().findChild(ReportTable)
+    table.setFocus()
+    assert table.hasFocus()
+    gate.set()
+    qtbot.waitUntil(lambda: 0 not in page._unfinished, timeout=WAIT_MS)
+    assert page.tabs.hasFocus()  # not lost with the table it replaced
+    complete(qtbot, page)
 
 
 def test_finishing_pauses_while_another_page_is_shown(window: MainWindow, demo: Path, qtbot,
@@ -319,6 +383,17 @@ def test_finishing_pauses_while_another_page_is_shown(window: MainWindow, demo: 
     window.reports_action.trigger()
     complete(qtbot, page)
     assert_shows(page, core_report(demo, page.options()))
+
+
+def test_closing_the_window_ends_the_section_being_finished(window: MainWindow, qtbot,
+                                                            held_finishing) -> None:
+    gate, order = held_finishing
+    page = drafted(window, qtbot)
+    qtbot.waitUntil(lambda: order == [0], timeout=WAIT_MS)
+    finishing = page.worker
+    threading.Timer(0.2, gate.set).start()  # it is busy a while yet when the window closes
+    window.close()
+    assert not finishing.is_running()  # it reads no project: the page, not the operations
 
 
 def test_a_filter_change_after_a_new_grade_shows_the_new_grade(window: MainWindow, demo: Path,
@@ -396,10 +471,16 @@ def test_a_report_the_core_refuses_says_why_and_the_one_shown_is_finished(
     assert page.report_options == options and "no filter" in page.summary.text()
     assert len(errors) == 1
 
+    grader = next(a for a in page.facets["graders"].menu().actions() if a.text() == "expert-1")
+    grader.setChecked(False)
+    grader.setChecked(True)  # the same choice again tries again
+    qtbot.waitUntil(lambda: len(errors) == 2, timeout=WAIT_MS)
+    assert page.report.settings is before.settings and page.report_options == options
+
 
 def test_a_section_that_cannot_be_finished_says_why_once_and_keeps_its_marks(
         window: MainWindow, qtbot, monkeypatch, errors: list[str]) -> None:
-    def broken(draft: Draft, index: int, project: Project, task: Task) -> Section:
+    def broken(draft: Draft, index: int, project: None, task: Task) -> Section:
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(reports, "finish_work", broken)

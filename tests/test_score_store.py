@@ -196,8 +196,7 @@ def assert_same(got: ScoreData, want: ScoreData) -> None:
     assert list(got.ids) == list(want.ids) and got.columns == want.columns
     assert (got.judges, got.graders, got.kinds) == (want.judges, want.graders, want.kinds)
     assert got.adjudicated == want.adjudicated
-    assert np.array_equal(got.given, want.given)
-    assert np.array_equal(got.values, want.values, equal_nan=True)
+    assert np.array_equal(got.codes, want.codes)
     pd.testing.assert_frame_equal(got.responses, want.responses)
     pd.testing.assert_series_equal(got.lengths, want.lengths)
 
@@ -218,9 +217,7 @@ def test_select_equals_load_and_narrows_exactly(graded: Project, facet: str) -> 
     rows = store.responses.index.get_indexer(data.ids)
     raters = pd.Index(store.raters["label"]).get_indexer(data.columns[:-1])
     codes = store.codes[:, rows][:, :, raters]
-    assert np.array_equal(data.given[:, :, :-1], codes != MISSING)
-    assert np.array_equal(data.values[:, :, :-1], np.where(codes >= 0, codes, np.nan),
-                          equal_nan=True)
+    assert np.array_equal(data.codes[:, :, :-1], codes)
     assert sorted(data.responses.index) == ids
     assert data.lengths.to_dict() == {rid: store.lengths[store.responses.index.get_loc(rid)]
                                       for rid in ids}
@@ -233,7 +230,7 @@ def test_rows_are_in_id_order(graded: Project) -> None:
     assert list(data.ids) == ALL
     bob = data.columns.index("bob")
     ans = KEYS.index(("prefs", "ANS"))
-    assert data.values[ans, :, bob].tolist()[:2] == [0, 2]  # r-0's ANS 0, r-1's ANS 2
+    assert data.codes[ans, :, bob].tolist()[:2] == [0, 2]  # r-0's ANS 0, r-1's ANS 2
     assert consensus_of(data, "prefs", "ANS") == {"r-0": 0, "r-1": 2}
 
 

@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QRect, QSize, Qt, QTimer
 from PySide6.QtGui import (QColor, QHideEvent, QPainter, QPaintEvent, QPixmap, QResizeEvent,
                            QShowEvent)
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QFileDialog, QFrame, QHBoxLayout,
-                               QHeaderView, QLabel, QPushButton, QScrollArea, QSizePolicy,
-                               QStackedWidget, QTabWidget, QTableWidgetItem, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import (QApplication, QCheckBox, QComboBox, QDialog, QFileDialog, QFrame,
+                               QHBoxLayout, QHeaderView, QLabel, QPushButton, QScrollArea,
+                               QSizePolicy, QStackedWidget, QTabWidget, QTableWidgetItem,
+                               QVBoxLayout, QWidget)
 
 from physgrade.changes import Changes, Kind
 from physgrade.estimation.sample import samples
@@ -85,19 +85,21 @@ CHOICES = (Kind.RATERS, Kind.QUESTIONS, Kind.RESPONSES, Kind.ESTIMATION)
 
 
 def draft_work(cache: ScoreCache, options: ReportOptions, project: Project, task: Task) -> Draft:
-    """The report's draft, from the scores ``cache`` keeps (on a worker). The builder is
-    imported here, not with the page: it loads scipy and matplotlib, which would otherwise add
-    more than a second to every start of the app."""
+    """The report's draft, from the scores ``cache`` keeps (on a worker). Reading the scores
+    goes on when a newer draft supersedes this one (that one reuses them); the draft stops at
+    its first step. The builder is imported here, not with the page: it loads scipy and
+    matplotlib, which would otherwise add more than a second to every start of the app."""
     from physgrade.report.build import draft_report
 
-    return draft_report(project, options, cache.store(project, task), task, cache.readings)
+    return draft_report(project, options, cache.store(project), task, cache.readings)
 
 
-def finish_work(draft: Draft, index: int, project: Project, task: Task) -> Section:
-    """Section ``index`` of ``draft`` with its intervals and its figures drawn (on a worker)."""
+def finish_work(draft: Draft, index: int, project: None, task: Task) -> Section:
+    """Section ``index`` of ``draft`` with its intervals and its figures drawn (on a worker; the
+    draft has all it needs, no connection to the project)."""
     from physgrade.report.build import finish_section
 
-    return finish_section(project, draft, index, task)
+    return finish_section(draft, index, task)
 
 
 def written_text(folder: Path, written: list[Path]) -> str:
@@ -372,6 +374,7 @@ class ReportsPage(QWidget):
         self._requested: ReportOptions | None = None  # what the last draft was asked for
         self._unfinished: list[int] = []  # the sections of the draft shown not finished yet
         self._stopped = False  # Stop was pressed (or finishing failed): Finish goes on
+        self._restart = False  # the user asked for the draft under way: it is finished anyway
         self._worker: Worker | None = None
         self._drafting = False  # whether that worker makes a draft (else it finishes a section)
         self._settle = QTimer(self)
@@ -385,7 +388,7 @@ class ReportsPage(QWidget):
         self.facets: dict[str, FacetButton] = {}
         for key, title in FACETS:
             button = FacetButton(title)
-            button.changed.connect(self._settle.start)
+            button.changed.connect(self._bar_changed)
             self.facets[key] = button
             bar.addWidget(button)
         bar.addSpacing(10)
@@ -398,7 +401,7 @@ class ReportsPage(QWidget):
         self.rater.setSizeAdjustPolicy(
             QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.rater.setMinimumContentsLength(RATER_CHARACTERS)
-        self.rater.currentIndexChanged.connect(self._settle.start)
+        self.rater.currentIndexChanged.connect(self._bar_changed)
         bar.addWidget(self.rater)
         # Shown only when the project has estimation samples (see _offer_samples).
         self.sample_label = label("Sample")
@@ -407,7 +410,7 @@ class ReportsPage(QWidget):
                                "scores (the section \"Model scores corrected by expert "
                                "grades\"); a hand-picked one is assumed random")
         self.sample.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-        self.sample.currentIndexChanged.connect(self._settle.start)
+        self.sample.currentIndexChanged.connect(self._bar_changed)
         self._newest_random: str | None = None
         bar.addSpacing(8)
         bar.addWidget(self.sample_label)
@@ -491,8 +494,14 @@ class ReportsPage(QWidget):
         self._update_if_due()
 
     def stop(self) -> None:
-        """The window is closing: nothing more is started (the operations end the reads)."""
+        """The window is closing: nothing more is started, and the read under way ends before
+        the window goes (the operations end a draft, which reads the project, but not the
+        finishing of a section, which reads none)."""
         self._settle.stop()
+        self._stopped = True
+        if self._worker is not None:
+            self._worker.cancel()
+            self._worker.wait()
 
     def help_section(self) -> SectionKeys | None:
         return None
@@ -568,10 +577,16 @@ class ReportsPage(QWidget):
         return ReportOptions(chosen, self.rater.currentText() or None,
                              sample=None if sample == self._newest_random else sample)
 
+    def _bar_changed(self, *_: object) -> None:
+        """Wait for the next click (the index a box hands on is no interval)."""
+        self._settle.start()
+
     def _bar_settled(self) -> None:
         """The bar was left alone for a moment: compute what it asks for, unless that is what
-        the report shown (or under way) is already for (a value ticked and unticked again)."""
+        the report shown (or under way) is already for (a value ticked and unticked again). A
+        report the user asks for is finished even if Stop was pressed for the last."""
         if self.options() != self._requested:
+            self._restart = True
             self.update_report()
 
     # -- computing ----------------------------------------------------------------------------
@@ -637,14 +652,19 @@ class ReportsPage(QWidget):
             self._finish_next()
 
     def _show_draft(self, options: ReportOptions, draft: Draft) -> None:
-        """Show ``draft`` at once, then finish its sections."""
-        self.draft, self._stopped = draft, False
+        """Show ``draft`` at once, then finish its sections, unless the user stopped that and
+        the draft is one the page made by itself (the project changed)."""
+        self.draft = draft
+        if self._restart:
+            self._stopped = self._restart = False
         self._unfinished = list(range(len(draft.report.sections)))
         self._show_report(options, draft.report)
         self._finish_next()
 
     def _draft_failed(self, error: BaseException) -> None:
-        """Say why; the report shown stays, and goes on being finished (see _read_ended)."""
+        """Say why; the report shown stays, and goes on being finished unless it was stopped
+        (see _read_ended). Choosing the same again tries again."""
+        self._requested, self._restart = self.report_options, False
         self.ops.fail("The report could not be computed", error,
                       "The report could not be computed. " + UNCHANGED)
 
@@ -659,7 +679,7 @@ class ReportsPage(QWidget):
         index = shown if shown in self._unfinished else self._unfinished[0]
         worker = self.ops.read(partial(finish_work, self.draft, index),
                                partial(self._show_section, self.draft, index), key=READ_KEY,
-                               failed=self._finishing_failed)
+                               failed=self._finishing_failed, needs_project=False)
         self._follow(worker, drafting=False)
 
     def _show_section(self, draft: Draft, index: int, section: Section) -> None:
@@ -688,14 +708,17 @@ class ReportsPage(QWidget):
     def finish(self) -> None:
         """Go on computing the intervals and figures still missing (Finish)."""
         if self.drafting:
-            return  # the new draft is finished as soon as it is there
+            self._restart = True  # the new draft is finished as soon as it is there
+            return
         self._stopped = False
         self._finish_next()
 
     # -- showing ------------------------------------------------------------------------------
 
     def _forget_report(self) -> None:
+        """No report, and none stopped: another project's is finished."""
         self.draft, self._unfinished, self._requested = None, [], None
+        self._stopped = self._restart = False
         self._show_report(None, None)
 
     def _show_report(self, options: ReportOptions | None, report: Report | None) -> None:
@@ -725,9 +748,13 @@ class ReportsPage(QWidget):
         scroller = self.tabs.widget(index)
         assert isinstance(scroller, QScrollArea)
         position = scroller.verticalScrollBar().value()
+        focused = QApplication.focusWidget()
+        had_focus = focused is not None and scroller.widget().isAncestorOf(focused)
         scroller.takeWidget().deleteLater()
         scroller.setWidget(section_content(section, self.tables))
         scroller.verticalScrollBar().setValue(position)
+        if had_focus:  # not lost with the table that had it: the keyboard goes on from the tabs
+            self.tabs.setFocus()
         self._show_state()
 
     def _show_state(self) -> None:
@@ -736,18 +763,26 @@ class ReportsPage(QWidget):
         report is complete."""
         self.summary.setText(self._summary())
         self.placeholder.setText(COMPUTING if self.drafting else NO_REPORT)
+        # Finish shows before Stop hides, in its place: the focus of a keyboard user who
+        # pressed Stop goes on to Finish, not past it.
+        finishable = bool(self._unfinished) and self._stopped and not self.drafting
+        self.finish_button.setVisible(finishable)
+        if finishable and self.stop_button.hasFocus():
+            self.finish_button.setFocus()
         self.stop_button.setVisible(self.finishing)
-        self.finish_button.setVisible(bool(self._unfinished) and self._stopped
-                                      and not self.drafting)
         for card in self.tabs.findChildren(FigurePlaceholder):
             card.text.setText(NOT_DRAWN if self._stopped else DRAWING)
-        exportable = self.complete and not self.ops.busy
-        self.export_button.setEnabled(exportable)
-        self.export_button.setToolTip(
-            "Write the report as HTML, CSV and JSON" if exportable
-            else "No report to export yet" if self.report is None
-            else "Wait for the work under way to finish" if self.complete
-            else "The report can be exported once its intervals and figures are computed")
+        refusal = self._export_refusal()
+        self.export_button.setEnabled(not refusal)
+        self.export_button.setToolTip(refusal or "Write the report as HTML, CSV and JSON")
+
+    def _export_refusal(self) -> str:
+        """Why the report cannot be exported now ("": it can)."""
+        if self.report is None:
+            return "No report to export yet"
+        if not self.complete:
+            return "The report can be exported once its intervals and figures are computed"
+        return "Wait for the work under way to finish" if self.ops.busy else ""
 
     def _summary(self) -> str:
         if self.report is None:
@@ -773,6 +808,7 @@ class ReportsPage(QWidget):
     def start_export(self, request: ReportExport) -> Worker | None:
         """Write the report on show into ``request.folder``, once it is complete."""
         if self.report is None or not self.complete:
+            self.ops.say(f"{self._export_refusal()}.")
             return None
         return self.ops.run("Writing the report", partial(write_files, self.report, request),
                             partial(self._exported, request),

@@ -29,7 +29,7 @@ import numpy as np
 
 from physgrade.project import Project
 from physgrade.report.model import Cell, Figure, Section, Table
-from physgrade.report.options import RESPONSE_FACETS, ReportFilter, rater_label
+from physgrade.report.options import QUESTION_FACETS, ReportFilter, rater_label
 from physgrade.scores import HUMAN
 from physgrade.stats.agreement import cohen_kappa, gwet_ac1, percent_agreement
 from physgrade.stats.describe import proportion
@@ -134,14 +134,12 @@ def has_labels(labels: Labels) -> bool:
     return bool(labels.labels) or any(q.source == "adjudicated" for q in labels.questions.values())
 
 
-#: The report filter's facets a question has (a Bloom label is a question's, of no model).
-_FACETS = {facet: name for facet, name in RESPONSE_FACETS.items() if facet != "models"}
 
 
 def _questions(labels: Labels, report_filter: ReportFilter) -> dict[str, Question]:
     """The questions within the filter's facets (facets combine with AND, values with OR)."""
     return {qid: question for qid, question in labels.questions.items()
-            if report_filter.admits(question, _FACETS)}
+            if report_filter.admits(question, QUESTION_FACETS)}
 
 
 def _labels(labels: Labels, report_filter: ReportFilter

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from physgrade.report.options import ReportFilter
+from physgrade.report.options import FACET_COLUMNS, QUESTION_FACETS, ReportFilter
 
-#: The filter facets that select responses (the rest choose raters, which a run does not).
-RESPONSE_FACETS = {"models": "r.model", "topics": "q.topic", "kinds": "q.kind",
-                   "bloom": "q.bloom_cognitive"}
-QUESTION_FACETS = {key: column for key, column in RESPONSE_FACETS.items() if key != "models"}
+#: The filter facets that select responses (the rest choose raters, which a run does not), and
+#: those that select questions, each with its SQL column.
+RESPONSE_COLUMNS = FACET_COLUMNS
+QUESTION_COLUMNS = {facet: FACET_COLUMNS[facet] for facet in QUESTION_FACETS}
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,10 +23,10 @@ class Scope:
 
     def where(self, questions_only: bool = False) -> tuple[str, list[str]]:
         """An SQL condition over ``r`` (responses) and ``q`` (questions), and its parameters."""
-        facets = QUESTION_FACETS if questions_only else RESPONSE_FACETS
+        facets = QUESTION_COLUMNS if questions_only else RESPONSE_COLUMNS
         if questions_only and self.responses is not None:
             raise ValueError("a run over questions cannot be narrowed to responses")
-        refused = [name for name in ("judges", "graders", *RESPONSE_FACETS)
+        refused = [name for name in ("judges", "graders", *RESPONSE_COLUMNS)
                    if getattr(self.filter, name) and name not in facets]
         if refused:
             raise ValueError(f"a judge run cannot be narrowed by {', '.join(refused)}; use "

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from functools import partial
 from itertools import combinations
-from typing import AbstractSet, Any, Callable, Iterator, cast
+from typing import AbstractSet, Any, Callable, Iterator, TypeVar, cast
 
 import numpy as np
 import pandas as pd
@@ -25,6 +25,7 @@ import physgrade
 from physgrade import analyses, score_tables
 from physgrade.annotation import figures as bloom
 from physgrade.estimation import sample as samples
+from physgrade.changes import Kind
 from physgrade.project import Project
 from physgrade.report import corrected, judge_cards, plots
 from physgrade.report.model import PENDING, Cell, Figure, Report, Section, Table
@@ -43,6 +44,7 @@ from physgrade.tasks import Task
 from physgrade.validation import figures as audit
 from physgrade.validation.reviews import VERDICTS, agreements_text
 
+T = TypeVar("T")
 NA_NOTE = ("N/A (a criterion the rubric lets a rater skip, such as EXE on a purely conceptual "
            "item) is left out of every comparison: a pair counts only when both raters gave a "
            "number.")
@@ -469,9 +471,15 @@ def bloom_labels_section(labels: bloom.Labels, options: ReportOptions, number: i
 # -- the whole report ------------------------------------------------------------------------------
 
 
-#: How one section is made: (the project, the number it has, complete or a draft, the task).
-#: Complete means with its bootstrap intervals; figures are drawn when first shown either way.
-Step = Callable[[Project, int, bool, Task], "Section | None"]
+@dataclass(frozen=True, eq=False)
+class _Step:
+    """How one section is made: ``make(number, complete, task)``, given the number the section
+    will have; None when there is nothing to show. Complete means with its bootstrap intervals
+    (only a step that ``bootstraps`` makes a draft without them)."""
+
+    stage: str
+    make: Callable[[int, bool, Task], Section | None]
+    bootstraps: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -480,9 +488,8 @@ class Draft:
     figure drawn yet, and how to complete each of its sections (:func:`finish_section`)."""
 
     report: Report
-    data: ScoreData
     #: the step and the number of each section of ``report``, in order
-    steps: tuple[tuple[Step, int], ...]
+    steps: tuple[tuple[_Step, int], ...]
 
 
 def build_report(project: Project, options: ReportOptions = ReportOptions(),
@@ -501,16 +508,17 @@ def draft_report(project: Project, options: ReportOptions, store: ScoreStore,
     return _report(project, options, task or Task(), store, readings, complete=False)
 
 
-def finish_section(project: Project, draft: Draft, index: int, task: Task | None = None) -> Section:
-    """Section ``index`` of ``draft`` complete: its values again, with their intervals, and its
-    figures drawn (cancellable between them)."""
+def finish_section(draft: Draft, index: int, task: Task | None = None) -> Section:
+    """Section ``index`` of ``draft`` complete, its figures drawn (cancellable between them);
+    a section with bootstrap intervals is computed again with them (from the scores and tables
+    the draft was made from: nothing is read from the project)."""
     task = task or Task()
     step, number = draft.steps[index]
-    section = step(project, number, True, task)
+    section = step.make(number, True, task) if step.bootstraps else draft.report.sections[index]
     assert section is not None  # the step made a section for the draft, from the same scores
     for done, figure in enumerate(section.figures):
         task.report(done, len(section.figures), f"drawing {figure.title}")
-        assert figure.png
+        figure.draw()
     return section
 
 
@@ -523,12 +531,11 @@ def _report(project: Project, options: ReportOptions, task: Task, store: ScoreSt
                          f"{', '.join(data.raters()) or '(none: nobody has scored anything)'}")
     steps = _steps(project, readings or Readings(), data, options, rater)
     sections: list[Section] = []
-    made: list[tuple[Step, int]] = []
-    for done, (stage, step) in enumerate(steps):
-        task.report(done, len(steps), stage)
-        # A step makes its section given the number it will have (the sections before it
-        # that exist, plus one); a step with nothing to show for this project gives None.
-        section = step(project, len(sections) + 1, complete, task)
+    made: list[tuple[_Step, int]] = []
+    for done, step in enumerate(steps):
+        task.report(done, len(steps), step.stage)
+        # A section's number counts the sections before it that exist, plus one.
+        section = step.make(len(sections) + 1, complete, task)
         if section is not None:
             sections.append(section)
             made.append((step, len(sections)))
@@ -544,36 +551,50 @@ def _report(project: Project, options: ReportOptions, task: Task, store: ScoreSt
         "consensus_values": data.consensus_values(), "consensus_adjudicated": data.adjudicated,
         "n/a": NA_NOTE}
     report = Report(f"physgrade report: {project.path.name}", settings, sections)
-    return Draft(report, data, tuple(made))
+    return Draft(report, tuple(made))
+
+
+#: What each table a report reads besides the scores comes from: a change of any of these kinds
+#: reads it again (see :class:`~physgrade.readings.Readings`).
+READ_FROM: dict[Callable[[Project], object], tuple[Kind, ...]] = {
+    audit.read_reviews: (Kind.REVIEWS, Kind.SAMPLES, Kind.RATERS, Kind.SCORES, Kind.RESPONSES,
+                         Kind.QUESTIONS, Kind.BLOOM),
+    bloom.read_labels: (Kind.BLOOM, Kind.RATERS, Kind.QUESTIONS),
+    samples.read_samples: (Kind.ESTIMATION, Kind.RESPONSES, Kind.QUESTIONS, Kind.BLOOM),
+    judge_cards.read_versions: (Kind.RATERS, Kind.SCORES, Kind.REFINEMENTS)}
 
 
 def _steps(project: Project, readings: Readings, data: ScoreData, options: ReportOptions,
-           rater: str | None) -> list[tuple[str, Step]]:
-    """The report's steps, each with what it is doing; the sections about reviews and Bloom
-    labels only when the project has some."""
-    steps: list[tuple[str, Step]] = [
-        ("comparing criteria", lambda _p, _n, complete, task: criterion_section(
-            data, options, task, complete)),
-        ("comparing totals", lambda _p, _n, _c, _t: total_section(data)),
-        ("comparing final answers", lambda _p, _n, _c, _t: final_answer_section(data)),
-        ("comparing graders", lambda _p, _n, complete, _t: experts_section(data, options,
-                                                                           complete))]
-    reviews = readings.get(project, audit.read_reviews)
+           rater: str | None) -> list[_Step]:
+    """The report's steps; the sections about reviews and Bloom labels only when the project
+    has some."""
+
+    def read(what: Callable[[Project], T]) -> T:
+        return readings.get(project, what, READ_FROM[what])
+
+    steps = [
+        _Step("comparing criteria", lambda _n, complete, task: criterion_section(
+            data, options, task, complete), bootstraps=True),
+        _Step("comparing totals", lambda _n, _c, _t: total_section(data)),
+        _Step("comparing final answers", lambda _n, _c, _t: final_answer_section(data)),
+        _Step("comparing graders", lambda _n, complete, _t: experts_section(
+            data, options, complete), bootstraps=True)]
+    reviews = read(audit.read_reviews)
     if audit.has_reviews(reviews):
-        steps.append(("summarising the judge audit", lambda _p, _n, _c, _t:
-                      judge_audit_section(reviews, options)))
-    labels = readings.get(project, bloom.read_labels)
+        steps.append(_Step("summarising the judge audit", lambda _n, _c, _t:
+                           judge_audit_section(reviews, options)))
+    labels = read(bloom.read_labels)
     if bloom.has_labels(labels):
-        steps.append(("summarising Bloom labels", lambda _p, number, _c, _t:
-                      bloom_labels_section(labels, options, number)))
-    drawn = readings.get(project, samples.read_samples)
-    versions = readings.get(project, judge_cards.read_versions)
-    steps += [("correcting judge scores by expert grades", lambda _p, number, _c, task:
-               corrected.corrected_section(drawn, data, options, number, task)),
-              ("making the judge cards", lambda _p, number, _c, task:
-               judge_cards.judge_cards_section(versions, data, number, task))]
+        steps.append(_Step("summarising Bloom labels", lambda number, _c, _t:
+                           bloom_labels_section(labels, options, number)))
+    estimation_samples = read(samples.read_samples)
+    versions = read(judge_cards.read_versions)
+    steps += [_Step("correcting judge scores by expert grades", lambda number, _c, task:
+                    corrected.corrected_section(estimation_samples, data, options, number, task)),
+              _Step("making the judge cards", lambda number, _c, task:
+                    judge_cards.judge_cards_section(versions, data, number, task))]
     if rater is not None:
         # The study's analyses stay last (the app's Reports page says so).
-        steps.append(("computing the study's analyses", lambda _p, number, _c, _t:
-                      analyses_section(score_tables.sheet(data, rater), rater, number)))
+        steps.append(_Step("computing the study's analyses", lambda number, _c, _t:
+                           analyses_section(score_tables.sheet(data, rater), rater, number)))
     return steps

@@ -259,12 +259,11 @@ def stage_leniency(data: ScoreData, judge: str,
     return found
 
 
-def length_bias(data: ScoreData, judge: str, reference: str,
-                lengths: pd.Series) -> LengthBias:
+def length_bias(data: ScoreData, judge: str, reference: str) -> LengthBias:
     """The score-share difference (judge − reference) of each response both assessed
     completely, regressed on log2 of its length in characters (empty responses left out)."""
     both = build.paired(data, judge, reference, "score_pct")
-    size = lengths.reindex(both.index).astype(float)
+    size = data.lengths.reindex(both.index).astype(float)
     keep = size.to_numpy() > 0
     chars = size.to_numpy()[keep]
     difference = (both["judge"] - both["reference"]).to_numpy(float)[keep]
@@ -463,7 +462,7 @@ def judge_cards(versions: Versions, data: ScoreData, task: Task | None = None) -
                             if made[other][0] == made[judge][0]),
                            key=lambda a: (a.first_assessed or "", a.version))
         stages = stage_leniency(data, judge, theirs)
-        length = length_bias(data, judge, reference, data.lengths)
+        length = length_bias(data, judge, reference)
         cards.append(JudgeCard(judge, reference, stages, length, same_name,
                                findings(agreements[judge], stages, length, reference)))
     return cards

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any, Callable, Union
 
 from physgrade.stats.estimate import Estimate
@@ -70,24 +69,32 @@ _DRAWING = threading.Lock()
 
 @dataclass(frozen=True, eq=False)
 class Figure:
-    """A plot, drawn as a PNG image when first asked for (:attr:`png`), so that a report's
+    """A plot, drawn as a PNG image when first asked for (:meth:`draw`), so that a report's
     numbers can be shown before its figures are drawn; the numbers behind it are in the
-    section's table named ``table`` (shown just after it)."""
+    section's table named ``table`` (shown just after it). ``plot`` draws it."""
 
     name: str
     title: str
-    draw: Callable[[], bytes]
+    plot: Callable[[], bytes]
     caption: str = ""
     table: str = ""
+    _png: list[bytes] = field(default_factory=list, init=False, repr=False)
 
-    @cached_property
-    def png(self) -> bytes:
+    def draw(self) -> bytes:
+        """The image, drawn now unless it was (one figure at a time, whatever the thread)."""
         with _DRAWING:
-            return self.draw()
+            if not self._png:
+                self._png.append(self.plot())
+            return self._png[0]
+
+    @property
+    def png(self) -> bytes:
+        return self.draw()
 
     @property
     def drawn(self) -> bool:
-        return "png" in self.__dict__
+        """Whether the image is there already (showing it costs nothing)."""
+        return bool(self._png)
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,11 +17,16 @@ from physgrade.taxonomy import BLOOM_COGNITIVE, KINDS, TOPICS, in_vocabulary_ord
 if TYPE_CHECKING:
     from physgrade.score_tables import ScoreData
 
-#: The rater that stands for the people's agreed grade (see :func:`physgrade.score_tables.consensus`).
+#: The rater that stands for the people's agreed grade (see :func:`physgrade.score_tables.select`).
 HUMAN_CONSENSUS = "human consensus"
 #: The facets of a response a filter narrows, each with the attribute (or column) holding it:
 #: the same name on a response, a review of one, and a question (which has no model).
 RESPONSE_FACETS = {"models": "model", "topics": "topic", "kinds": "kind", "bloom": "bloom_cognitive"}
+#: Those a question has (a Bloom label, or a judge run over questions, is a question's).
+QUESTION_FACETS = {facet: name for facet, name in RESPONSE_FACETS.items() if facet != "models"}
+#: Each facet's column in SQL over responses ``r`` joined with their questions ``q``.
+FACET_COLUMNS = {facet: f"{'q' if facet in QUESTION_FACETS else 'r'}.{name}"
+                 for facet, name in RESPONSE_FACETS.items()}
 #: What a report may be narrowed to. Empty sets mean "all".
 FILTER_FIELDS = {"models": "model", "topics": "topic", "kinds": "kind",
                  "bloom": "Bloom level", "judges": "judge", "graders": "grader"}

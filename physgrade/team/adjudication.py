@@ -6,7 +6,7 @@ N/A never. An adjudicator (a named person, a role rather than a rater: they need
 then decides the final value of each disputed criterion. A decision is stored in
 ``score_adjudications`` (its history kept by the schema's triggers, see ``db/008_team.sql``)
 and is the human consensus of that criterion in every report
-(:func:`physgrade.score_store.consensus`), whatever the graders gave. Every write of an
+(:func:`physgrade.score_tables.select`), whatever the graders gave. Every write of an
 adjudication is here.
 """
 

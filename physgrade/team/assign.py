@@ -23,14 +23,11 @@ from physgrade.changes import Changes, Kind
 from physgrade.estimation import sample as estimation_sample
 from physgrade.project import Project, ProjectError, now_iso
 from physgrade.queue import NO_VALUE
-from physgrade.report.options import FILTER_FIELDS, ReportFilter
+from physgrade.report.options import FACET_COLUMNS, FILTER_FIELDS, ReportFilter
 from physgrade.scores import HUMAN, ensure_rater, existing_rater, is_grader, person_id
 from physgrade.tasks import Task
 from physgrade.wording import count
 
-#: The report filter's facets a plan can narrow the responses by, and the column each reads.
-FILTER_COLUMNS = {"models": "r.model", "topics": "q.topic", "kinds": "q.kind",
-                  "bloom": "q.bloom_cognitive"}
 #: The facets a plan's counts are given by (:meth:`AssignmentPlan.by_facet`).
 FACETS = ("model", "topic")
 #: When dealing, how much more an even share of each model weighs than one of each topic.
@@ -148,7 +145,7 @@ def _check(project: Project, graders: Sequence[str], overlap: float, per_grader:
     unused = sorted(f for f in ("judges", "graders") if getattr(report_filter, f))
     if unused:
         raise ProjectError(f"assignments are narrowed by "
-                           f"{', '.join(FILTER_FIELDS[f] for f in FILTER_COLUMNS)}, not by "
+                           f"{', '.join(FILTER_FIELDS[f] for f in FACET_COLUMNS)}, not by "
                            f"{' or '.join(FILTER_FIELDS[f] for f in unused)}")
     for name in names:
         existing_rater(project, name, HUMAN)  # refused now, not when the plan is stored
@@ -159,7 +156,7 @@ def _pool(project: Project, report_filter: ReportFilter,
           sample_id: int | None) -> dict[str, tuple[str, str]]:
     """Response id -> (model, topic) of the responses the filter (and the estimation sample, if
     any) matches that nobody is assigned; refuses an empty pool, saying why it is empty."""
-    where, values = report_filter.where(FILTER_COLUMNS)
+    where, values = report_filter.where(FACET_COLUMNS)
     params: list[object] = list(values)
     if sample_id is not None:
         where += (" AND r.id IN (SELECT response_id FROM estimation_sample_items "
