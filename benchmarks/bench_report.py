@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
+import os
 import statistics
 import sys
 import tempfile
@@ -36,6 +37,7 @@ from typing import Callable, TypeVar
 from report_project import build
 
 import physgrade.report.plots  # noqa: F401  (matplotlib loads once per process: not a report's time)
+from physgrade.orphans import die_with
 from physgrade.project import Project
 from physgrade.report.build import build_report, draft_report
 from physgrade.report.model import Report
@@ -48,6 +50,13 @@ from physgrade.tasks import Task
 FULL_TARGET, FILTER_TARGET = 2.0, 0.3
 RUNS = 3  # the read and a filter change are timed this many times; the median is kept
 Result = TypeVar("Result")
+
+
+def build_alone(origin: int, path: Path, responses: int) -> None:
+    """Build the project in a process of its own that ends with the benchmark's (``origin``),
+    even a killed one."""
+    die_with(origin)
+    build(path, responses)
 
 
 def timed(work: Callable[[], Result]) -> tuple[float, Result]:
@@ -82,8 +91,8 @@ def main() -> None:
         path = Path(tmp) / "bench.physgrade"
         # Built in a process of its own: the million rows it writes leave nothing behind in the
         # one that measures (their garbage would be collected during the measurements).
-        builder = multiprocessing.get_context("spawn").Process(target=build,
-                                                               args=(path, args.responses))
+        builder = multiprocessing.get_context("spawn").Process(
+            target=build_alone, args=(os.getpid(), path, args.responses))
         seconds, _ = timed(lambda: (builder.start(), builder.join()))
         assert builder.exitcode == 0, "building the project failed"
         print(f"built the project in {seconds:.1f} s ({args.responses:,} responses, 2 judges, "

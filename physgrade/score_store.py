@@ -31,7 +31,7 @@ KEYS: tuple[tuple[str, str], ...] = tuple((rubric.key, key) for rubric in RUBRIC
 NA, MISSING = -1, -2
 #: What a report needs to know of each response (the filters' facets and the analyses' groups),
 #: in the order the project lists them.
-RESPONSES_SQL = (
+_RESPONSES_SQL = (
     "SELECT r.id AS response_id, r.question_id, r.model, q.topic, q.kind, q.bloom_cognitive, "
     "q.bloom_knowledge, r.compliant, q.options IS NOT NULL AS multiple_choice, q.variant_of, "
     "q.region FROM responses r JOIN questions q ON q.id = r.question_id")
@@ -81,7 +81,7 @@ class ScoreStore:
     @classmethod
     def _read(cls, project: Project, task: Task) -> ScoreStore:
         task.report(0, 3, "reading responses")
-        responses = pd.read_sql_query(RESPONSES_SQL, project.conn, index_col="response_id")
+        responses = pd.read_sql_query(_RESPONSES_SQL, project.conn, index_col="response_id")
         responses["compliant"] = responses["compliant"].astype(bool)
         responses["multiple_choice"] = responses["multiple_choice"].astype(bool)
         sizes = dict(project.conn.execute("SELECT id, length(response) FROM responses"))

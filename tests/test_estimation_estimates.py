@@ -74,17 +74,22 @@ def _truth(model: str, measure: str) -> float:
     return float(np.mean([_measure(TRUTH[rid], measure) for rid in _ids(model)]))
 
 
+def import_study(project: Project, folder: Path, judged: dict[str, dict]) -> None:
+    """The study's questions and responses, with the lenient judge's ``judged`` verdicts."""
+    import_file(project, write_jsonl(folder / "q.jsonl", QUESTIONS), "questions")
+    import_file(project, write_jsonl(folder / "r.jsonl", RESPONSES), "responses")
+    import_file(project, write_jsonl(folder / "v.jsonl", [
+        {"response_id": rid, "judge": "lenient", "prompt_version": "v1", "scores": scores}
+        for rid, scores in judged.items()]), "verdicts")
+
+
 @pytest.fixture(scope="module")
 def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The study without grades, built once: questions, responses and the judge's verdicts."""
     folder = tmp_path_factory.mktemp("study")
     path = folder / "study.physgrade"
     with Project.create(path) as project:
-        import_file(project, write_jsonl(folder / "q.jsonl", QUESTIONS), "questions")
-        import_file(project, write_jsonl(folder / "r.jsonl", RESPONSES), "responses")
-        import_file(project, write_jsonl(folder / "v.jsonl", [
-            {"response_id": rid, "judge": "lenient", "prompt_version": "v1", "scores": scores}
-            for rid, scores in JUDGED.items()]), "verdicts")
+        import_study(project, folder, JUDGED)
     return path
 
 
@@ -249,11 +254,7 @@ def test_a_densely_drawn_stratum_does_not_bias_the_corrected_estimate(tmp_path: 
     scores = {r["id"]: dict(MAXIMA) | {"ANS": 2 if TOPICS[int(r["question_id"][2:])] ==
                                          "Mechanics" else 0} for r in RESPONSES}
     with Project.create(path) as project:
-        import_file(project, write_jsonl(tmp_path / "q.jsonl", QUESTIONS), "questions")
-        import_file(project, write_jsonl(tmp_path / "r.jsonl", RESPONSES), "responses")
-        import_file(project, write_jsonl(tmp_path / "v.jsonl", [
-            {"response_id": rid, "judge": "lenient", "prompt_version": "v1", "scores": given}
-            for rid, given in scores.items()]), "verdicts")
+        import_study(project, tmp_path, scores)
         drawn = samples.draw(project, "estimation", 60, seed=7, strata=("topic",))
         import_file(project, write_jsonl(tmp_path / "g.jsonl", [
             {"response_id": rid, "grader": EXPERT, "scores": scores[rid]}

@@ -460,5 +460,5 @@ class MainWindow(QMainWindow):
         preferences.WINDOW_GEOMETRY.set(self.saveGeometry())
         preferences.WINDOW_STATE.set(self.saveState())
         self.pages.stop()
-        self.ops.close()
+        self.ops.shut_down()
         event.accept()

@@ -374,11 +374,19 @@ class Operations(QObject):
         else:
             self.fail("Could not read the project", error)
 
-    def _end_work(self) -> None:
-        """Cancel the long run and the reads of the project under way, and wait for them to
-        return (their connections go with the project; a read of no project goes on)."""
+    def shut_down(self) -> None:
+        """The window is closing: end every run and read under way, whatever it reads (a
+        thread must not outlive its window), and close the project."""
+        self._end_work(every_read=True)
+        self.close()
+
+    def _end_work(self, every_read: bool = False) -> None:
+        """Cancel the long run and the reads of the project under way (``every_read``: all of
+        them), and wait for them to return (their connections go with the project; a read of
+        no project goes on unless ``every_read``)."""
         workers = (([self._run] if self._run is not None else [])
-                   + [worker for worker, of_project in self._reads.items() if of_project])
+                   + [worker for worker, of_project in self._reads.items()
+                      if of_project or every_read])
         for worker in workers:
             worker.cancel()
         for worker in workers:

@@ -494,14 +494,10 @@ class ReportsPage(QWidget):
         self._update_if_due()
 
     def stop(self) -> None:
-        """The window is closing: nothing more is started, and the read under way ends before
-        the window goes (the operations end a draft, which reads the project, but not the
-        finishing of a section, which reads none)."""
+        """The window is closing: nothing more is started (the operations end the read under
+        way)."""
         self._settle.stop()
         self._stopped = True
-        if self._worker is not None:
-            self._worker.cancel()
-            self._worker.wait()
 
     def help_section(self) -> SectionKeys | None:
         return None
