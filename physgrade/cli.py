@@ -5,8 +5,8 @@ takes is read beside what it does; :func:`build_parser` builds the subcommands f
 in the order they are declared. Arguments several commands share are tuples spliced in
 (:data:`CLIENT`, :data:`MODEL`, :data:`ANSWER`, :data:`JUDGE`, :func:`report_arguments`).
 
-A command interrupted (Ctrl+C, or a cancelled task) after it stored work says what the project
-keeps; only one that is all or nothing says "nothing changed".
+A command interrupted (Ctrl+C, SIGTERM, or a cancelled task) after it stored work says what the
+project keeps; only one that is all or nothing says "nothing changed".
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 import random
+import signal
 import sqlite3
 import sys
 from contextlib import contextmanager
@@ -25,6 +26,7 @@ from typing import IO, TYPE_CHECKING, Any, Callable, Iterator, Sequence
 from physgrade import __version__, formats, levels
 from physgrade.demo import build_demo, default_demo_path
 from physgrade.exporter import export_kind
+from physgrade.failures import explain
 from physgrade.formats import FormatError, ImportErrors
 from physgrade.importer import import_file
 from physgrade.judge.client import CredentialsError
@@ -199,6 +201,18 @@ def telling_what_is_kept(kept: Callable[[], str | None]) -> Iterator[None]:
         if said is None:
             raise
         raise Interrupted(said) from None
+
+
+@contextmanager
+def sigterm_as_ctrl_c() -> Iterator[None]:
+    """Take SIGTERM (``kill``, a scheduler, the end of a session) as Ctrl+C while a command runs:
+    it stops the same way, removing what it had under way and saying what the project keeps,
+    where the default would end it on the spot."""
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 @contextmanager
@@ -803,8 +817,9 @@ def cmd_check_answers(args: argparse.Namespace) -> None:
                 progress_task() as task:
             checks = checker.map((request for _, request in lines), task, len(lines))
             for (line_id, _), (_, check) in zip(lines, checks):
-                out.write(json.dumps({"id": line_id, **check.to_json()}, ensure_ascii=False) + "\n")
+                # Counted first: a line out is counted, when Ctrl+C comes right after it.
                 counts[check.outcome.value] = counts.get(check.outcome.value, 0) + 1
+                out.write(json.dumps({"id": line_id, **check.to_json()}, ensure_ascii=False) + "\n")
     finally:
         if args.out:
             out.close()
@@ -1470,6 +1485,9 @@ def _open_gui(path: Path | None) -> None:
         # Without this Qt aborts with a core dump instead of a message.
         raise CommandError("no display to open the app on (DISPLAY is not set); run it in a "
                            "desktop session, under xvfb-run, or add --no-gui")
+    # The app ends on SIGTERM at once: its event loop would run a Python handler only at its next
+    # event.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     raise SystemExit(desktop_app()(path))
 
 
@@ -1494,7 +1512,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         args = build_parser().parse_args(["gui"])
     try:
-        status = args.func(args)
+        with sigterm_as_ctrl_c():
+            status = args.func(args)
     except ImportErrors as exc:
         print(f"physgrade: import refused, nothing changed: {exc}", file=sys.stderr)
         if args.verbose:
@@ -1510,12 +1529,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except FormatError as exc:
         print(f"physgrade: import refused, nothing changed: {exc}", file=sys.stderr)
         return 1
-    except (ProjectError, ScoreError, CommandError, CredentialsError, ValueError, OSError) as exc:
+    except (ProjectError, ScoreError, CommandError, CredentialsError, ValueError) as exc:
         print(f"physgrade: {exc}", file=sys.stderr)
         return 1
+    except OSError as exc:
+        print(f"physgrade: {explain(exc)}", file=sys.stderr)
+        return 1
     except sqlite3.Error as exc:  # e.g. another program holding the project locked for long
-        print(f"physgrade: the project file refused the change, nothing changed: {exc}",
-              file=sys.stderr)
+        print(f"physgrade: {explain(exc, getattr(args, 'db', None))}; the step that failed "
+              "changed nothing", file=sys.stderr)
         return 1
     return status or 0
 

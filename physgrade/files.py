@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 from typing import Callable, TextIO
 
+from physgrade.failures import explain
 from physgrade.project import ProjectError
 
 
@@ -27,6 +28,8 @@ def write_whole(path: Path, write: Callable[[TextIO], object], *, new: bool = Fa
         if new and path.exists():  # made meanwhile: os.replace would write over it
             raise ProjectError(f"{path} appeared while it was written; nothing written")
         os.replace(partial, path)
+    except OSError as exc:  # a full disk, a read-only folder: named as the file asked for
+        raise ProjectError(f"{explain(exc, path)}; nothing written") from exc
     finally:
         partial.unlink(missing_ok=True)
     return path

@@ -12,10 +12,11 @@ import csv
 import hashlib
 import io
 import json
+import sys
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Literal, Mapping, TextIO, overload
+from typing import Any, Iterable, Iterator, Literal, Mapping, Sequence, TextIO, overload
 
 from physgrade import taxonomy
 from physgrade.files import write_whole
@@ -153,6 +154,12 @@ def _decode(raw: bytes, name: str, line: int | None = None) -> str:
                           "save the file as UTF-8 and import it again") from None
 
 
+#: Python's JSON parser refuses whole numbers of more than 4,300 digits (a guard against slow
+#: conversions); no field of an exchange file needs one.
+TOO_MANY_DIGITS = (f"holds a number of more than {sys.get_int_max_str_digits():,} digits, which "
+                   "no field takes; correct the number")
+
+
 def _read_json_lines(path: Path, name: str) -> Iterator[Record]:
     with path.open("rb") as f:
         for number, raw in enumerate(f, start=1):
@@ -167,6 +174,8 @@ def _read_json_lines(path: Path, name: str) -> Iterator[Record]:
                                       "JSON); the file may be incomplete") from None
                 raise FormatError(name, number, None, f"not valid JSON: {exc.msg} at column "
                                   f"{exc.colno}") from None
+            except ValueError:  # the parser's own limit on a number's digits
+                raise FormatError(name, number, None, TOO_MANY_DIGITS) from None
             if not isinstance(data, dict):
                 raise FormatError(name, number, None,
                                   f"expected a JSON object, found {type(data).__name__}")
@@ -178,6 +187,8 @@ def _read_json_array(text: str, name: str) -> Iterator[Record]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise FormatError(name, exc.lineno, None, f"not valid JSON: {exc.msg}") from None
+    except ValueError:  # the parser's own limit on a number's digits
+        raise FormatError(name, None, None, TOO_MANY_DIGITS) from None
     if isinstance(data, dict):
         lists = [v for v in data.values() if isinstance(v, list)]
         if len(lists) != 1:
@@ -200,30 +211,51 @@ def _read_csv(text: str, name: str, delimiter: str) -> Iterator[Record]:
         header = reader.fieldnames
         if not header:
             return
-        blank = [i + 1 for i, h in enumerate(header) if not (h or "").strip()]
-        if blank:
-            raise FormatError(name, 1, None, f"column {blank[0]} of the header has no name")
-        line = 1
+        _check_header(header, name)
+        end = reader.line_num
         for row in reader:
-            line_start, line = line + 1, reader.line_num
-            if None in row:
-                raise FormatError(name, line_start, None, f"{len(header) + len(row[None])} "
-                                  f"cells but the header names {len(header)} columns")
+            line, end = end + 1, reader.line_num  # a quoted cell may span lines: name the first
+            cells = len(header) + len(row.pop(None, []))  # surplus cells come under None
+            missing = sum(value is None for value in row.values())  # cut short: restval
+            if missing or cells > len(header):
+                raise FormatError(name, line, None, f"{cells - missing} cells but the header "
+                                  f"names {len(header)} columns; every row needs one cell per "
+                                  "column (leave a cell empty for no value)")
             data: dict[str, Any] = {}
             for key, cell in row.items():
-                if cell is None or cell == "":
+                if cell == "":
                     data[key] = None
                 elif key in NESTED and cell.lstrip()[:1] in "{[":
                     try:
                         data[key] = json.loads(cell)
                     except json.JSONDecodeError as exc:
-                        raise FormatError(name, line_start, key,
+                        raise FormatError(name, line, key,
                                           f"cell is not valid JSON: {exc.msg}") from None
                 else:
                     data[key] = cell
-            yield Record(name, line_start, data)
+            yield Record(name, line, data)
     except csv.Error as exc:
-        raise FormatError(name, reader.line_num, None, f"malformed CSV: {exc}") from None
+        # The reader counts only the lines of rows it finished: the bad row begins after them.
+        start = reader.line_num + 1
+        if "unexpected end of data" in str(exc):
+            raise FormatError(name, start, None, "a quoted cell in the row that begins here is "
+                              "never closed (the file ends inside quotes); close the quote, or "
+                              "double a quote mark meant as text (\"\")") from None
+        raise FormatError(name, start, None, f"malformed CSV in the row that begins here: {exc}; "
+                          "a quote mark inside a quoted cell is written twice (\"\")") from None
+
+
+def _check_header(header: Sequence[str], name: str) -> None:
+    """Refuse a header with a column without a name, or with a name twice: the reader would
+    keep one of two cells silently (the second ``INT`` in place of ``MOD``, say)."""
+    for number, column in enumerate(header, start=1):
+        if not column.strip():
+            raise FormatError(name, 1, None, f"column {number} of the header has no name; name "
+                              "it, or remove the column")
+        first = header.index(column) + 1
+        if first != number:
+            raise FormatError(name, 1, column, f"the header names column {column!r} twice "
+                              f"(columns {first} and {number}); rename or remove one")
 
 
 def _apply_mapping(records: Iterator[Record], mapping: Mapping[str, str],

@@ -23,9 +23,10 @@ from typing import Any, Callable, Iterator, Mapping
 from physgrade import formats, taxonomy
 from physgrade.changes import NOTHING, Changes, Kind
 from physgrade.formats import FormatError, ImportErrors, Record
-from physgrade.orphans import die_with
+from physgrade.orphans import die_with, starting_workers
 from physgrade.project import Project, ProjectError, now_iso
 from physgrade.rubric import RUBRICS, rubric_for_kind
+from physgrade.score_history import attributed, imported_from
 from physgrade.scores import HUMAN, LLM, is_kind, rater_id
 from physgrade.validation import reviews, sampling
 from physgrade.tasks import Task
@@ -105,18 +106,27 @@ def import_file(project: Project, path: str | Path, kind: str,
                                 (source.sha256, kind)).fetchone():
             return ImportResult(kind, source.name, 0, 0, 0, already_imported=True)
         with _Context(project, source.size_hint) as context, project.transaction():
+            # The import's row first (its counts last): the history of the grades it brings
+            # names it.
+            import_id = project.conn.execute(
+                "INSERT INTO imports (file_name, sha256, kind, mapping, imported_at, added, "
+                "unchanged) VALUES (?, ?, ?, ?, ?, 0, 0)",
+                (source.name, source.sha256, kind, json.dumps(dict(mapping or {})),
+                 now_iso())).lastrowid
+            assert import_id is not None  # an INSERT sets it
             writer = _Writer(project, context.sections, source.name)
             records = _check(source, kind, context, task, writer)
-            writer.finish(task, records)
+            if not records:  # an empty file, or a header alone: a failed export, a wrong file
+                raise FormatError(source.name, None, None, "holds no records (the file is "
+                                  "empty, or has only a header); nothing to import")
+            with attributed(project, imported_from(source.name, import_id)):
+                writer.finish(task, records)
             if writer.errors:
                 raise ImportErrors(writer.errors)
             if kind == "judge_reviews" and writer.added:  # audited in the "imported" sample
                 sampling.gather_imported(project.conn)
-            project.conn.execute(
-                "INSERT INTO imports (file_name, sha256, kind, mapping, imported_at, added, "
-                "unchanged) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (source.name, source.sha256, kind, json.dumps(dict(mapping or {})), now_iso(),
-                 writer.added, writer.unchanged))
+            project.conn.execute("UPDATE imports SET added = ?, unchanged = ? WHERE id = ?",
+                                 (writer.added, writer.unchanged, import_id))
         return ImportResult(kind, source.name, records, writer.added, writer.unchanged)
 
 
@@ -356,7 +366,11 @@ class _SectionParser:
             self._pool = ProcessPoolExecutor(max(1, os.cpu_count() or 1),
                                              mp_context=get_context("fork"),
                                              initializer=die_with, initargs=(os.getpid(),))
-        work = _parse_rows(texts) if self._pool is None else self._pool.submit(_parse_rows, texts)
+        if self._pool is None:
+            work: Future | list[tuple[bytes, bool]] = _parse_rows(texts)
+        else:
+            with starting_workers():  # the pool forks its workers when first given work
+                work = self._pool.submit(_parse_rows, texts)
         self._chunks.append((work, rows, columns))
         self._pending = []
 

@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from functools import cached_property
 from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
+
+from physgrade.failures import explain
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -90,33 +92,38 @@ class Project:
             raise ProjectError(f"{path} already exists")
         if not path.parent.is_dir():
             raise ProjectError(f"folder {path.parent} does not exist")
-        return cls._connect(path, migration_dir)
+        return cls._connect(path, migration_dir, new=True)
 
     @classmethod
     def open(cls, path: str | Path, migration_dir: Path | None = None) -> "Project":
-        """Open an existing project, upgrading its schema (in one transaction) if it is older."""
+        """Open an existing project, upgrading its schema (in one transaction) if it is older.
+
+        Only :meth:`create` makes a project: a file that is empty (a copy or download that
+        failed) or an SQLite database without physgrade's tables is refused, never filled
+        with an empty project in its place."""
         path = Path(path)
         if not path.is_file():
             raise ProjectError(f"no project file at {path}")
+        if path.stat().st_size == 0:
+            raise ProjectError(f"{path} is empty (0 bytes), so it is not a physgrade project: "
+                               "a copy or download may have failed. Restore it from a backup, "
+                               "or make a new project with physgrade init")
         # SQLite itself tells a file that is not a database: reading the header with a file of
         # our own would be wrong, since closing any handle on a file drops every POSIX lock the
         # process holds on it, those of connections already open included.
-        return cls._connect(path, migration_dir)
+        return cls._connect(path, migration_dir, new=False)
 
     @classmethod
-    def _connect(cls, path: Path, migration_dir: Path | None) -> "Project":
-        conn = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000,
-                               check_same_thread=False)
+    def _connect(cls, path: Path, migration_dir: Path | None, new: bool) -> "Project":
         try:
-            try:
-                tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master "
-                                                     "WHERE type = 'table'")}
-            except sqlite3.DatabaseError as exc:
-                if "not a database" in str(exc):
-                    raise ProjectError(f"{path} is not a physgrade project (not an SQLite "
-                                       "file)") from exc
-                raise
-            if tables and "questions" not in tables:
+            conn = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000,
+                                   check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise ProjectError(explain(exc, path)) from exc
+        try:
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master "
+                                                 "WHERE type = 'table'")}
+            if not new and "questions" not in tables:
                 raise ProjectError(f"{path} is an SQLite file but not a physgrade project")
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             conn.execute("PRAGMA journal_mode = WAL")
@@ -126,9 +133,9 @@ class Project:
             conn.execute("PRAGMA foreign_keys = ON")
             project = cls(path, conn)
             project._migrate(migrations(migration_dir))
-        except sqlite3.DatabaseError as exc:
+        except sqlite3.Error as exc:
             conn.close()
-            raise ProjectError(f"cannot open {path}: {exc}") from exc
+            raise ProjectError(explain(exc, path)) from exc
         except ProjectError:
             conn.close()
             raise
@@ -191,11 +198,16 @@ class Project:
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        """All or nothing: commit if the block ends normally, roll back on any exception."""
+        """All or nothing: commit if the block ends normally, roll back on any exception.
+
+        The first failure is the one raised: where SQLite has rolled back already (a full disk
+        or an I/O error does, a failed COMMIT may), no second ROLLBACK hides it."""
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             yield
+            self.conn.execute("COMMIT")
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            if self.conn.in_transaction:
+                with suppress(sqlite3.Error):  # the failure that brought us here is the news
+                    self.conn.execute("ROLLBACK")
             raise
-        self.conn.execute("COMMIT")

@@ -6,6 +6,7 @@ Every score written anywhere (imports, the grading panel, judges) is checked by
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Mapping
 
@@ -81,24 +82,16 @@ class Rubric:
                 return None
             raise ScoreError(key, f"{key} ({criterion.name}) has no N/A; give one of "
                                   f"{_values_text(criterion.allowed_values(multiple_choice))}")
-        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-            raise ScoreError(key, f"{key} must be a whole number, not {value!r}")
-        if isinstance(value, str):
-            text = value.strip()
-            if text.upper() in {NA, "NA"} and criterion.allows_na:
-                return None
-            try:
-                value = float(text)
-            except ValueError:
-                raise ScoreError(key, f"{key} must be a whole number, not {value!r}") from None
-        if not float(value).is_integer():
-            raise ScoreError(key, f"{key} must be a whole number, not {value!r}")
-        number = int(value)
+        if isinstance(value, str) and value.strip().upper() in {NA, "NA"} and criterion.allows_na:
+            return None
+        number = _whole_number(value)
+        if number is None:
+            raise ScoreError(key, f"{key} must be a whole number, not {_shown(value)}")
         allowed = criterion.allowed_values(multiple_choice)
         if number not in allowed:
             why = " (multiple choice: all or nothing)" if multiple_choice and key == FINAL_ANSWER else ""
-            raise ScoreError(key, f"{key} = {number} is outside the rubric: {criterion.name} "
-                                  f"takes {_values_text(allowed)}{why}")
+            raise ScoreError(key, f"{key} = {_shown(value)} is outside the rubric: "
+                                  f"{criterion.name} takes {_values_text(allowed)}{why}")
         return number
 
     def validate(self, scores: Mapping[str, object], multiple_choice: bool = False,
@@ -133,6 +126,41 @@ class Rubric:
         """The error categories a set of scores implies: criteria below their maximum."""
         return [c.key for c in self.criteria
                 if (score := scores.get(c.key)) is not None and score < c.maximum]
+
+
+def _whole_number(value: object) -> int | None:
+    """The whole number ``value`` is or spells (``2``, ``2.0``, ``"2"``), or None. A number of
+    any length is read as one (as a float, 400 digits would be infinity); one too long for
+    Python to convert is cut to its first digits, which are still far outside every rubric."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        text = value.strip()
+        if text.lstrip("+-").isdigit():
+            return int(text[:_SHOWN_LENGTH])
+        try:
+            value = float(text)
+        except ValueError:
+            return None
+    return int(value) if math.isfinite(value) and value.is_integer() else None
+
+
+#: The longest value a message quotes whole.
+_SHOWN_LENGTH = 24
+
+
+def _shown(value: object) -> str:
+    """A value as a message quotes it (text in quotes, a number as it is), a long one (a pasted
+    paragraph, 400 digits) cut short."""
+    text = value.strip() if isinstance(value, str) else repr(value)
+    digits = text.lstrip("+-").isdigit()
+    if len(text) > _SHOWN_LENGTH:
+        if digits:
+            return f"a number of {len(text.lstrip('+-')):,} digits"
+        return f"{text[:_SHOWN_LENGTH - 1]!r}… ({len(text):,} characters)"
+    return text if digits or not isinstance(value, str) else repr(value)
 
 
 def _values_text(values: tuple[int, ...]) -> str:

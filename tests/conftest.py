@@ -254,3 +254,24 @@ def press(qtbot, window, *keys) -> None:
 
     for key in keys:
         qtbot.keyClick(QApplication.focusWidget() or window, key)
+
+
+def replayed_history(project: Project) -> dict[tuple[int, str, str, str], int | None]:
+    """People's scores as their history tells them: each applied row's new value in id order
+    per person, response, rubric and criterion (a clear removes the score), proposals skipped."""
+    scores: dict[tuple[int, str, str, str], int | None] = {}
+    for *key, action, value in project.conn.execute(
+            "SELECT rater_id, response_id, rubric, criterion, action, new_value "
+            "FROM score_history WHERE NOT proposed ORDER BY id"):
+        if action == "clear":
+            scores.pop(tuple(key), None)
+        else:
+            scores[tuple(key)] = value
+    return scores
+
+
+def people_scores(project: Project) -> dict[tuple[int, str, str, str], int | None]:
+    """People's scores as the project holds them, keyed as :func:`replayed_history`'s."""
+    return {tuple(key): value for *key, value in project.conn.execute(
+        "SELECT s.rater_id, s.response_id, s.rubric, s.criterion, s.value FROM scores s "
+        "JOIN raters r ON r.id = s.rater_id WHERE r.kind = 'human'")}

@@ -89,7 +89,19 @@ def canonical(report: Report) -> dict[str, Any]:
 def versions() -> dict[str, str]:
     """What the figures' bytes and the numbers depend on besides physgrade."""
     return {"matplotlib": matplotlib.__version__,
-            "freetype": matplotlib.ft2font.__freetype_version__, "numpy": numpy.__version__}
+            "freetype": matplotlib.ft2font.__freetype_version__, "numpy": numpy.__version__,
+            "blas": blas_kernels()}
+
+
+def blas_kernels() -> str:
+    """The kernels the BLAS libraries of numpy and scipy chose for this CPU (OpenBLAS names
+    them: Haswell on AVX2, SkylakeX on AVX-512, ...). They add in different orders, so the
+    last digits of a sum, and a pixel of a figure drawn from it, may differ between them."""
+    import scipy.linalg  # noqa: F401 (scipy loads a BLAS of its own)
+    from threadpoolctl import threadpool_info
+
+    return ",".join(sorted({str(library.get("architecture")) for library in threadpool_info()
+                            if library["user_api"] == "blas"}))
 
 
 def read_golden() -> dict[str, Any]:

@@ -20,6 +20,11 @@ from physgrade.tasks import Cancelled, Task
 SLOW = Request(r"\int_0^{1} \sin(a/x^{9})^{98} dx", r"\int_0^{1} \sin(a/x^{9})^{99} dx", "EX")
 
 
+#: How soon a hostile answer must be answered: the deadline (2 s) plus replacing the killed worker,
+#: with room for a busy machine, still far below the minutes an unguarded check would take.
+HOSTILE_WITHIN_S = 15
+
+
 @pytest.fixture(scope="module")
 def checker():
     with Checker(workers=2) as shared:
@@ -46,13 +51,14 @@ def hostile(marker: Path) -> list[tuple[str, str]]:
 
 @pytest.mark.parametrize("index", range(7), ids=[name for name, _ in hostile(Path("m"))])
 def test_hostile_input_ends_fast_and_runs_nothing(checker, tmp_path, index):
-    """Each hostile answer comes back unparseable (or timed out) within 3 s and runs no code."""
+    """Each hostile answer comes back unparseable (or timed out at the 2 s deadline, where an
+    unguarded one would run for minutes or exhaust the memory) and runs no code."""
     marker = tmp_path / "pwned"
     _, pred = hostile(marker)[index]
     started = time.monotonic()
     result = checker.check(Request("5", pred))
     elapsed = time.monotonic() - started
-    assert elapsed < 3, (elapsed, result)
+    assert elapsed < HOSTILE_WITHIN_S, (elapsed, result)
     assert result.outcome in (Outcome.UNPARSEABLE, Outcome.TIMEOUT), result
     assert not marker.exists()
     # The worker survived (or was replaced): the next check is answered correctly.
@@ -84,7 +90,7 @@ def test_deadline_kills_a_slow_check_and_replaces_its_worker():
         elapsed = time.monotonic() - started
         assert result.outcome == Outcome.TIMEOUT, result
         assert "longer than 1 s" in result.reason
-        assert 0.9 <= elapsed < 2.5, elapsed
+        assert 0.9 <= elapsed < 30, elapsed  # not before the limit, nor after the minutes SLOW takes
         assert pids(own) != before
         assert own._workers[0].process.is_alive()
         after = own.check(Request(r"\frac{m v^2}{2}", "0.5 m v^2"))
@@ -116,9 +122,17 @@ def mixed(count: int) -> list[tuple[Request, Outcome]]:
     return [(make(i), outcome) for i in range(count) for make, outcome in [kinds[i % len(kinds)]]]
 
 
-def test_map_keeps_input_order_and_reports_progress(checker):
+@pytest.fixture
+def patient_checker():
+    """Two workers with a deadline far above any check here: a busy machine times nothing out."""
+    with Checker(workers=2, time_limit=60) as own:
+        yield own
+
+
+def test_map_keeps_input_order_and_reports_progress(patient_checker):
     """Results come back in input order although they finish out of it: the second request, a
     numerical integral taking about half a second, holds one worker while the other runs on."""
+    checker = patient_checker
     cases = mixed(50)
     cases.insert(1, (Request("0.504", r"\int_0^{1} \sin(1/x) dx"), Outcome.EQUIVALENT))
     seen: list[tuple[int, int | None, str]] = []

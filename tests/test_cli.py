@@ -3,6 +3,7 @@
 import importlib.metadata
 import json
 import shutil
+import sqlite3
 import subprocess
 import sys
 from importlib.metadata import EntryPoint, entry_points
@@ -138,6 +139,67 @@ def test_an_interrupted_import_changed_nothing(tmp_path, monkeypatch, capsys):
     cancel_when(monkeypatch, lambda done, total, stage: stage == "writing")
     assert main(["import", str(db), str(q), "--kind", "questions"]) == 130
     assert capsys.readouterr().err == "physgrade: cancelled, nothing changed\n"
+    with Project.open(db) as project:
+        assert project.conn.execute("SELECT count(*) FROM questions").fetchone()[0] == 0
+
+
+def test_an_empty_file_is_not_made_a_project_by_any_command(tmp_path):
+    """A project cut to nothing by a failed copy: every command refuses it and leaves it as it is;
+    only init makes a project, and not over a file."""
+    db = tmp_path / "z.physgrade"
+    db.touch()
+    q = write_jsonl(tmp_path / "q.jsonl", [question()])
+    for command in (["info", db], ["import", db, q, "--kind", "questions"], ["verify", db],
+                    ["export", db, "--kind", "questions", "--out", tmp_path / "out.jsonl"],
+                    ["init", db]):
+        failure = physgrade(*command, check=False)
+        assert failure.returncode == 1, (command, failure.stdout)
+        assert "z.physgrade is empty (0 bytes)" in failure.stderr or (
+            command[0] == "init" and "already exists" in failure.stderr), failure.stderr
+        assert "Traceback" not in failure.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["q.jsonl", "z.physgrade"]
+    assert db.stat().st_size == 0
+
+
+def test_a_project_locked_by_another_program_is_named_with_what_to_do(tmp_path, monkeypatch,
+                                                                       capsys):
+    db = tmp_path / "study.physgrade"
+    Project.create(db).close()
+    q = write_jsonl(tmp_path / "q.jsonl", [question()])
+    monkeypatch.setattr("physgrade.project.BUSY_TIMEOUT_MS", 50)  # not the 10 s a user waits
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        assert main(["import", str(db), str(q), "--kind", "questions"]) == 1
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert capsys.readouterr().err == (
+        f"physgrade: {db} is being written by another program (another physgrade window or "
+        "command, or a sync tool); try again when it has finished; the step that failed changed "
+        "nothing\n")
+    assert main(["import", str(db), str(q), "--kind", "questions"]) == 0  # and trying again works
+
+
+def test_a_full_disk_is_said_as_such_naming_the_project(tmp_path, monkeypatch, capsys):
+    """Not "cannot rollback - no transaction is active", which hid SQLite's own error."""
+    db = tmp_path / "study.physgrade"
+    Project.create(db).close()
+    q = write_jsonl(tmp_path / "q.jsonl", [question(f"q-{n}", question="x" * 4000)
+                                          for n in range(300)])
+    opened = Project.open
+
+    def nearly_full(path, *rest):
+        project = opened(path, *rest)
+        pages = project.conn.execute("PRAGMA page_count").fetchone()[0]
+        project.conn.execute(f"PRAGMA max_page_count = {pages + 20}")  # as a disk that fills up
+        return project
+
+    monkeypatch.setattr(Project, "open", nearly_full)
+    assert main(["import", str(db), str(q), "--kind", "questions"]) == 1
+    assert capsys.readouterr().err == (f"physgrade: the disk holding {db} is full; free some space "
+                                       "and try again; the step that failed changed nothing\n")
+    monkeypatch.undo()
     with Project.open(db) as project:
         assert project.conn.execute("SELECT count(*) FROM questions").fetchone()[0] == 0
 

@@ -1,10 +1,13 @@
+import errno
+import re
+
 import pytest
 
 from conftest import PREFS_FULL, write_jsonl
 from physgrade.exporter import export_kind
 from physgrade.formats import KINDS, write_records
 from physgrade.importer import import_file
-from physgrade.project import Project
+from physgrade.project import Project, ProjectError
 from physgrade.scores import set_score
 
 
@@ -64,9 +67,10 @@ def test_an_export_replaces_a_file_whole_or_leaves_it_as_it_was(tmp_path, suffix
 
     def failing():
         yield {"response_id": "r-1", "grader": "expert-1"}
-        raise OSError("disk full")
+        raise OSError(errno.ENOSPC, "No space left on device")
 
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(ProjectError, match=rf"the disk holding {re.escape(str(out))} is full; "
+                                           "free some space and try again; nothing written"):
         write_records(failing(), out, "grades")
     assert out.read_text() == "older export\n"
     assert [p.name for p in tmp_path.iterdir()] == [out.name]  # no partial file left behind

@@ -6,6 +6,7 @@ from conftest import PREFS_FULL, mc_question, question, response, write_jsonl
 from physgrade.changes import NOTHING, Changes, Kind
 from physgrade.formats import FormatError, ImportErrors
 from physgrade.importer import import_file
+from physgrade.scores import set_score
 from physgrade.tasks import Cancelled, Task
 from physgrade.template import from_stored
 
@@ -262,6 +263,22 @@ def test_import_log_records_file_hash_and_counts(loaded):
     assert rows == [("q.jsonl", 64, "questions", 2), ("r.jsonl", 64, "responses", 3)]
 
 
+def test_imported_grades_name_their_file_and_import_in_the_history(loaded, tmp_path):
+    """Told apart from a grade typed in the app: the file and the imports row it came with."""
+    path = write_jsonl(tmp_path / "grades.jsonl", [
+        {"response_id": "r-1", "grader": "expert-1", "scores": PREFS_FULL}])
+    assert import_file(loaded, path, "grades").added == 1
+    import_id, added = loaded.conn.execute(
+        "SELECT id, added FROM imports WHERE file_name = 'grades.jsonl'").fetchone()
+    assert added == 1
+    assert loaded.conn.execute("SELECT source, count(*) FROM score_history GROUP BY source"
+                               ).fetchall() == [
+        (f"imported from grades.jsonl (import {import_id})", len(PREFS_FULL))]
+    set_score(loaded, "expert-1", "r-1", "INT", 0)
+    assert loaded.conn.execute("SELECT source FROM score_history ORDER BY id DESC LIMIT 1"
+                               ).fetchone() == (None,)
+
+
 def test_cancelling_an_import_changes_nothing(project, tmp_path):
     path = write_jsonl(tmp_path / "q.jsonl", [question(f"q-{i}") for i in range(10)])
     task = Task(lambda done, total, stage: task.cancel() if stage == "writing" else None)
@@ -304,6 +321,86 @@ def test_csv_problems_are_located(project, tmp_path):
     with pytest.raises(ImportErrors, match=r"q.csv line 2: 3 cells but the header names 2 columns"):
         import_file(project, path, "questions")
     assert count(project, "questions") == 0
+
+
+GRADE_HEADER = "response_id,grader,INT,MOD,CON,APP,CAL,COR,COH,ANS"
+
+
+@pytest.mark.parametrize("header, message", [
+    ("response_id,grader,INT,INT,CON,APP,CAL,COR,COH,ANS",
+     r"g.csv line 1, field 'INT': the header names column 'INT' twice \(columns 3 and 4\)"),
+    ("response_id,grader,INT,MOD,CON,,CAL,COR,COH,ANS",
+     r"g.csv line 1: column 6 of the header has no name"),
+    ("response_id,grader,INT,MOD,CON,APP,CAL,COR,COH,ANS, ",
+     r"g.csv line 1: column 11 of the header has no name"),
+])
+def test_a_header_with_a_column_twice_or_unnamed_is_refused(loaded, tmp_path, header, message):
+    """A reader keeps one of two cells under the same name: the second INT stood in for MOD."""
+    path = tmp_path / "g.csv"
+    path.write_text(f"{header}\nr-1,tester,1,0,1,1,1,2,1,1\n", encoding="utf-8")
+    before = snapshot(loaded)
+    with pytest.raises(FormatError, match=message):
+        import_file(loaded, path, "grades")
+    assert snapshot(loaded) == before
+
+
+def test_a_row_cut_short_is_named_as_such_not_as_a_missing_field(loaded, tmp_path):
+    path = tmp_path / "g.csv"
+    path.write_text(f"{GRADE_HEADER}\nr-1,tester,1,1,1,1,1,2,1,1\nr-2,tester,1,0\n", encoding="utf-8")
+    with pytest.raises(ImportErrors, match=r"g.csv line 3: 4 cells but the header names 10 "
+                                           r"columns; every row needs one cell per column"):
+        import_file(loaded, path, "grades")
+    assert count(loaded, "scores") == 0
+
+
+def test_an_unclosed_quote_is_located_on_the_row_that_opens_it(project, tmp_path):
+    path = tmp_path / "q.csv"
+    path.write_text('id,question\nq-1,Fine\nq-2,"Which way\nq-3,Later\n', encoding="utf-8")
+    with pytest.raises(FormatError, match=r"q.csv line 3: a quoted cell in the row that begins "
+                                          r"here is never closed"):
+        import_file(project, path, "questions")
+    path.write_text('id,question\nq-1,Fine\nq-2,"Which" way\n', encoding="utf-8")
+    with pytest.raises(FormatError, match=r"q.csv line 3: malformed CSV in the row that begins "
+                                          r"here: ',' expected after '\"'"):
+        import_file(project, path, "questions")
+    assert count(project, "questions") == 0
+
+
+@pytest.mark.parametrize("name, text", [
+    ("g.csv", f"{GRADE_HEADER}\nr-1,tester,1,1,1,1,1,2,1,{'7' * 320}\n"),
+    ("g.jsonl", json.dumps({"response_id": "r-1", "grader": "tester",
+                            "scores": dict(PREFS_FULL, ANS=int("7" * 320))}) + "\n"),
+])
+def test_a_score_of_hundreds_of_digits_is_outside_the_rubric_not_a_crash(loaded, tmp_path, name,
+                                                                          text):
+    """As a float such a number is infinity: it was called "not a number" (CSV) or crashed the
+    import with an OverflowError (JSON)."""
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ImportErrors, match=rf"{name} line \d, field 'scores.ANS': ANS = a number of "
+                                           r"320 digits is outside the rubric: Final answer takes 0-2"):
+        import_file(loaded, path, "grades")
+
+
+def test_a_number_past_the_json_parsers_limit_is_located(loaded, tmp_path):
+    path = tmp_path / "g.jsonl"
+    path.write_text('{"response_id": "r-1", "grader": "t", "scores": {"INT": ' + "7" * 5000 + "}}\n",
+                    encoding="utf-8")
+    with pytest.raises(FormatError, match=r"g.jsonl line 1: holds a number of more than 4,300 "
+                                          r"digits"):
+        import_file(loaded, path, "grades")
+
+
+@pytest.mark.parametrize("name, text", [("g.jsonl", ""), ("g.jsonl", "\n\n"),
+                                        ("g.csv", f"{GRADE_HEADER}\n"), ("g.json", "[]")])
+def test_a_file_without_records_is_refused_not_imported_as_nothing(loaded, tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    before = snapshot(loaded)
+    with pytest.raises(FormatError, match=rf"{name}: holds no records \(the file is empty, or has "
+                                          r"only a header\); nothing to import"):
+        import_file(loaded, path, "grades")
+    assert snapshot(loaded) == before  # not even the import log notes it
 
 
 def test_tsv_and_json_arrays(project, tmp_path):

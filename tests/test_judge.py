@@ -280,11 +280,11 @@ def test_rejected_credentials_stop_the_run_at_once(loaded, prompts, fake):
 
 
 def test_a_slow_answer_past_the_timeout_is_retried(loaded, prompts, fake):
-    fake.push(Fault(delay=1.5))
+    fake.push(Fault(delay=30.0))  # far longer than a busy machine takes for the rest
     started = time.monotonic()
-    _, summary = run(loaded, prompts, concurrency=1, scope=Scope(limit=1), timeout=0.4)
+    _, summary = run(loaded, prompts, concurrency=1, scope=Scope(limit=1), timeout=3.0)
     assert summary.done == 1 and len(fake.message_requests()) == 2
-    assert time.monotonic() - started < 1.4  # the slow answer was not waited for
+    assert time.monotonic() - started < 20  # the slow answer was not waited for
 
 
 def test_a_service_that_keeps_failing_stops_the_run(demo, prompts, fake):

@@ -1,6 +1,7 @@
 """A kill -9 in the middle of an import leaves the project exactly as it was, and intact, and
 no process of the killed command (import's parsing workers, the answer checkers and their
-forkserver) lives on."""
+forkserver) lives on. SIGTERM stops a command as Ctrl+C does, saying what it kept, and no
+process of it prints a traceback."""
 
 import json
 import os
@@ -8,10 +9,13 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
+from typing import Callable
 
 import pytest
 
 from corpus import write_corpus
+from physgrade.answers import verify
 from physgrade.importer import import_file
 from physgrade.project import Project
 
@@ -134,3 +138,132 @@ def test_sigkill_in_the_middle_of_answer_checks_leaves_no_checker_or_forkserver(
     process.wait()
     assert_all_end(everything)
     assert not list(temporary.rglob("*")), "the killed command left files behind"
+
+
+# -- stopping a command: SIGTERM as Ctrl+C, and no traceback from any of its processes ----------
+
+#: An answer checked in a moment: its result is printed soon after the checkers start.
+FAST = {"gold": "1 m/s", "pred": "1 m/s"}
+#: A terminal's Ctrl+C reaches every process of its foreground group; ``kill`` only the command.
+STOPS = {"Ctrl+C": lambda process: os.killpg(process.pid, signal.SIGINT),
+         "SIGTERM": lambda process: os.kill(process.pid, signal.SIGTERM)}
+
+
+def answers_file(folder: Path, *answers: dict) -> Path:
+    path = folder / "answers.jsonl"
+    path.write_text("".join(json.dumps({"id": i, **answer}) + "\n"
+                            for i, answer in enumerate(answers)))
+    return path
+
+
+def started(tmp_path: Path, *arguments: object) -> tuple[subprocess.Popen, Path]:
+    """``physgrade ARGUMENTS`` in a process group of its own (as a terminal starts a command),
+    with its own TMPDIR (returned), printing each line as it goes."""
+    temporary = tmp_path / "tmp"
+    temporary.mkdir(exist_ok=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "physgrade.cli", *map(str, arguments)], stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, start_new_session=True,
+        env={**os.environ, "TMPDIR": str(temporary), "PYTHONUNBUFFERED": "1"})
+    return process, temporary
+
+
+def importing_forkserver(root: int) -> bool:
+    """Whether the forkserver below ``root`` imports its preloads: Python's handler of Ctrl+C,
+    which raises KeyboardInterrupt, is in place (the forkserver ignores Ctrl+C afterwards)."""
+    for pid in descendants(root):
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes()
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            continue
+        caught = int(status.split("SigCgt:")[1].split()[0], 16)
+        if b"forkserver" in command and caught >> (signal.SIGINT - 1) & 1:
+            return True
+    return False
+
+
+def wait_for(condition: Callable[[], object], process: subprocess.Popen, what: str) -> None:
+    deadline = time.monotonic() + 120
+    while process.poll() is None and time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.01)
+    pytest.fail(f"the command ended or stalled before {what}")
+
+
+@needs_proc
+@pytest.mark.parametrize("stop", STOPS)
+@pytest.mark.parametrize("moment", ["starting", "checking"])
+def test_a_stopped_answer_check_says_what_it_printed_and_no_process_prints_a_traceback(
+        tmp_path, stop, moment):
+    """Stopped while the forkserver imports sympy (before it ignores Ctrl+C itself), or while
+    the checkers are busy: SIGTERM ends the command as Ctrl+C does, and neither it nor a checker
+    nor the forkserver prints a traceback."""
+    answers = answers_file(tmp_path, FAST, *[SLOW] * 8)
+    process, _ = started(tmp_path, "check-answers", answers, "--workers", "2")
+    if moment == "starting":
+        wait_for(lambda: importing_forkserver(process.pid), process, "the forkserver started")
+        printed = 0
+    else:
+        assert json.loads(process.stdout.readline())["id"] == 0
+        printed = 1
+    STOPS[stop](process)
+    out, err = process.communicate(timeout=120)  # the pipes close when every process has ended
+    printed += len(out.splitlines())
+    assert process.returncode == 130
+    assert err == (f"physgrade: cancelled; {printed} of 9 results printed\n" if printed
+                   else "physgrade: cancelled, nothing changed\n")
+
+
+def test_the_next_answer_check_removes_what_a_check_killed_with_all_its_processes_left(tmp_path):
+    """Killed together (SIGKILL to the whole group), the command, its forkserver and checkers
+    leave multiprocessing's folder behind, with nobody to remove it: the next check does."""
+    process, temporary = started(tmp_path, "check-answers",
+                                 answers_file(tmp_path, FAST, *[SLOW] * 4), "--workers", "2")
+    assert json.loads(process.stdout.readline())["id"] == 0
+    everything = descendants(process.pid)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.communicate(timeout=120)
+    assert_all_end(everything)
+    assert list(temporary.glob("pymp-*")), "the killed command left no folder to remove"
+
+    again = tmp_path / "again"
+    again.mkdir()
+    rerun = subprocess.run([sys.executable, "-m", "physgrade.cli", "check-answers",
+                            str(answers_file(again, FAST))], capture_output=True, text=True,
+                           env={**os.environ, "TMPDIR": str(temporary)}, timeout=120)
+    assert rerun.returncode == 0, rerun.stderr
+    assert not list(temporary.iterdir()), "what the killed command left is still there"
+
+
+@pytest.mark.parametrize("stop", STOPS)
+def test_a_stopped_verify_says_how_many_checks_it_stored_and_prints_no_traceback(
+        tmp_path, stop):
+    """Stopped once it has stored its first checks (it commits every 200), busy on slow ones."""
+    questions = [{"id": "q-fast", "question": "How fast?", "answer": "1 m/s",
+                  "answer_type": "NV", "unit": "m/s"},
+                 {"id": "q-slow", "question": "What is it?", "answer": SLOW["gold"],
+                  "answer_type": "EX"}]
+    responses = [{"id": f"r-{i:04}", "question_id": "q-fast", "model": "m",
+                  "response": "Final Answer: 1 m/s"} for i in range(400)]
+    responses += [{"id": f"r-{i:04}", "question_id": "q-slow", "model": "m",
+                   "response": f"Final Answer: ${SLOW['pred']}$"} for i in range(400, 420)]
+    db = tmp_path / "study.physgrade"
+    with Project.create(db) as project:
+        for kind, records in (("questions", questions), ("responses", responses)):
+            source = tmp_path / f"{kind}.jsonl"
+            source.write_text("".join(json.dumps(record) + "\n" for record in records))
+            import_file(project, source, kind)
+
+    def stored() -> int:
+        with Project.open(db) as project:
+            return len(verify.assessed(project, verify.Settings()))
+
+    process, _ = started(tmp_path, "verify", db, "--workers", "2")
+    wait_for(lambda: stored() > 0, process, "the first checks were stored")
+    STOPS[stop](process)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 130
+    assert err == (f"physgrade: cancelled; {stored():,} checks stored as the rater rules (a new "
+                   "run checks only the rest)\n")

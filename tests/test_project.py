@@ -222,3 +222,121 @@ def test_a_project_of_schema_7_keeps_its_grades_and_their_history_when_teams_arr
                                "ORDER BY id").fetchall()
         assert history == [("set", None, 1, None), ("change", 1, 0, None),
                            ("clear", 0, None, None)]
+
+
+def test_a_project_of_schema_10_has_its_merged_conflicts_marked_as_proposals(tmp_path):
+    """Version 11 marks as proposed the rows an older merge brought for a value the project did
+    not take, where the rows after them (or the score now) tell; the history then replays to
+    the scores. Written here as that merge wrote them: rows with a source, scores quietly."""
+    from conftest import people_scores, question, replayed_history, response, write_jsonl
+    from physgrade.importer import import_file
+
+    older = tmp_path / "schema10"
+    older.mkdir()
+    for step in migrations()[:10]:
+        shutil.copy(step.path, older)
+    path = tmp_path / "old.physgrade"
+    pack, other_pack = "merged from old-tess.physgrade (pack 1f3c2a9e)", \
+        "merged from old-tess-2.physgrade (pack 77aa0b13)"
+    with Project.create(path, older) as old:
+        import_file(old, write_jsonl(tmp_path / "q.jsonl", [question()]), "questions")
+        import_file(old, write_jsonl(tmp_path / "r.jsonl", [response()]), "responses")
+        conn = old.conn
+
+        def merged(criterion: str, action: str, before: int | None, after: int | None,
+                   source: str = pack, quietly_now: int | None = -1) -> None:
+            conn.execute("INSERT INTO score_history (rater_id, response_id, rubric, criterion, "
+                         "action, old_value, new_value, changed_by, changed_at, source) "
+                         "SELECT id, 'r-1', 'prefs', ?, ?, ?, ?, name, "
+                         "'2025-01-01T00:00:00.000Z', ? FROM raters WHERE name = 'tess'",
+                         (criterion, action, before, after, source))
+            if quietly_now != -1:  # the merge took the pack's value
+                conn.execute("INSERT INTO score_history_quiet VALUES ('the merge of version 10')")
+                key = "WHERE response_id = 'r-1' AND criterion = ?"
+                if quietly_now is None:
+                    conn.execute(f"DELETE FROM scores {key}", (criterion,))
+                else:
+                    conn.execute(f"UPDATE scores SET value = ? {key}", (quietly_now, criterion))
+                conn.execute("DELETE FROM score_history_quiet")
+
+        for criterion in ("INT", "MOD", "CON", "APP", "CAL"):
+            set_score(old, "tess", "r-1", criterion, 1)
+        set_score(old, "tess", "r-1", "INT", 0)      # a conflict, open: the project holds 0
+        merged("INT", "change", 1, 2)
+        merged("MOD", "change", 1, 0, quietly_now=0)  # applied, then changed here
+        set_score(old, "tess", "r-1", "MOD", 1)
+        set_score(old, "tess", "r-1", "CON", 0)      # a conflict, then changed here
+        merged("CON", "change", 1, 2)
+        set_score(old, "tess", "r-1", "CON", 1)
+        merged("APP", "change", 1, 0)                # followed by another pack's: cannot tell
+        merged("APP", "change", 1, 2, other_pack, quietly_now=2)
+        merged("CAL", "clear", 1, None, quietly_now=None)  # applied: the score is gone
+    with Project.open(path) as upgraded:
+        assert upgraded.schema_version == len(migrations()) >= 11
+        marked = upgraded.conn.execute(
+            "SELECT criterion, new_value, proposed FROM score_history WHERE source LIKE "
+            "'merged from %' ORDER BY id").fetchall()
+        assert marked == [("INT", 2, 1), ("MOD", 0, 0), ("CON", 2, 1), ("APP", 0, 0),
+                          ("APP", 2, 0), ("CAL", None, 0)]
+        assert replayed_history(upgraded) == people_scores(upgraded)
+        set_score(upgraded, "tess", "r-1", "INT", 1)  # the triggers write applied rows
+        assert upgraded.conn.execute("SELECT proposed FROM score_history ORDER BY id DESC "
+                                     "LIMIT 1").fetchone() == (0,)
+
+
+# -- files that are not projects, and failures of the disk -----------------------------------
+
+
+def test_an_empty_file_is_refused_and_stays_empty(tmp_path):
+    """A project cut to nothing by a failed copy is not replaced by a new, empty project."""
+    path = tmp_path / "study.physgrade"
+    path.touch()
+    with pytest.raises(ProjectError, match=r"study.physgrade is empty \(0 bytes\), so it is not a "
+                                           r"physgrade project.*physgrade init"):
+        Project.open(path)
+    assert path.stat().st_size == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["study.physgrade"]  # no -wal, -shm
+
+
+def test_an_sqlite_file_without_tables_is_refused_not_given_a_schema(tmp_path):
+    path = tmp_path / "empty.sqlite"
+    plain = sqlite3.connect(path)
+    plain.execute("PRAGMA user_version = 3")  # written into the header: a file of 1 page
+    plain.close()
+    with pytest.raises(ProjectError, match="an SQLite file but not a physgrade project"):
+        Project.open(path)
+    plain = sqlite3.connect(path)
+    assert plain.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
+    plain.close()
+
+
+def fill_up(project: Project, spare_pages: int = 20) -> None:
+    """Let the project grow by a few pages only: past them SQLite fails as on a full disk."""
+    pages = project.conn.execute("PRAGMA page_count").fetchone()[0]
+    project.conn.execute(f"PRAGMA max_page_count = {pages + spare_pages}")
+
+
+def test_a_full_disk_is_the_error_a_transaction_raises_and_nothing_changes(loaded):
+    """SQLite rolls back by itself on a full disk; a second ROLLBACK used to fail and hide the
+    first error behind "cannot rollback - no transaction is active"."""
+    fill_up(loaded)
+    before = loaded.conn.execute("SELECT count(*) FROM questions").fetchone()[0]
+    with pytest.raises(sqlite3.OperationalError, match="database or disk is full") as raised:
+        with loaded.transaction():
+            for number in range(2000):
+                loaded.conn.execute("INSERT INTO questions (id, question, kind) VALUES (?, ?, ?)",
+                                    (f"big-{number}", "x" * 4000, "problem"))
+    assert raised.value.sqlite_errorname == "SQLITE_FULL"
+    assert not loaded.conn.in_transaction
+    assert loaded.conn.execute("SELECT count(*) FROM questions").fetchone()[0] == before
+    with loaded.transaction():  # the connection goes on
+        loaded.conn.execute("DELETE FROM questions WHERE id = 'nothing'")
+
+
+def test_an_error_of_the_block_is_raised_and_rolled_back(loaded):
+    with pytest.raises(RuntimeError, match="the block failed"):
+        with loaded.transaction():
+            loaded.conn.execute("DELETE FROM responses")
+            raise RuntimeError("the block failed")
+    assert not loaded.conn.in_transaction
+    assert loaded.conn.execute("SELECT count(*) FROM responses").fetchone()[0] == 3

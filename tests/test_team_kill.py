@@ -1,5 +1,6 @@
 """A kill -9 in the middle of a merge leaves the project exactly as it was, and intact; the same
-merge then runs to the end."""
+merge then runs to the end. A pack cut short leaves no file behind: stopped, it removes its part
+at once; killed, the next pack into that folder removes it, and never the part of a live run."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from contextlib import suppress
 from pathlib import Path
 
 import pytest
@@ -86,3 +88,121 @@ def test_sigkill_half_way_through_a_merge_leaves_the_project_unchanged(tmp_path)
         result = merge(project, packs)
     assert [pack.applied for pack in result.packs] == [PER_GRADER * 8] * len(GRADERS)
     assert state(db)[3] == len(GRADERS)
+
+
+# -- a pack cut short leaves nothing behind ----------------------------------------------------
+
+#: Responses of a pack big enough that writing it takes a moment (2 KB each, about 80 MB).
+PACKED = 20000
+#: How big the part file grows before the pack is stopped: it is writing the pack's rows.
+FILLING = 16_000_000
+#: A terminal's Ctrl+C reaches every process of its foreground group; ``kill`` only the command.
+STOPS = {"Ctrl+C": lambda process: os.killpg(process.pid, signal.SIGINT),
+         "SIGTERM": lambda process: os.kill(process.pid, signal.SIGTERM)}
+#: A run still making a pack: it holds a part in the folder given until told to end.
+MAKING = """
+import sys
+from pathlib import Path
+from physgrade.project import Project
+from physgrade.team.parts import part_for
+with part_for(Path(sys.argv[1])) as part:
+    Project.create(part).close()
+    print(part, flush=True)
+    sys.stdin.readline()
+"""
+
+
+def one_graders_study(folder: Path, responses: int = PACKED) -> Path:
+    """A project whose responses are all assigned to ann, and an empty folder for packs."""
+    questions, answers = folder / "questions.jsonl", folder / "responses.jsonl"
+    questions.write_text("".join(json.dumps({"id": f"q-{i}", "question": "How fast is it?",
+                                             "answer": "1 m/s"}) + "\n" for i in range(100)))
+    answers.write_text("".join(
+        json.dumps({"id": f"r-{i}", "question_id": f"q-{i % 100}", "model": "m",
+                    "response": "Final Answer: 1 m/s\n" + "x" * 2000}) + "\n"
+        for i in range(responses)))
+    db = folder / "study.physgrade"
+    with Project.create(db) as project:
+        import_file(project, questions, "questions")
+        import_file(project, answers, "responses")
+        assign.apply(project, assign.plan(project, ["ann"], 0.0, seed=1))
+    (folder / "packs").mkdir()
+    return db
+
+
+def pack(db: Path, out: Path, **options) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "physgrade.cli", "pack", str(db),
+                             "--grader", "ann", "--out", str(out)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, **options)
+
+
+def filling(process: subprocess.Popen, folder: Path) -> None:
+    """Wait until the pack's part file has grown past :data:`FILLING`."""
+    deadline = time.monotonic() + 120
+    while process.poll() is None and time.monotonic() < deadline:
+        for part in folder.glob(".*.part"):
+            with suppress(FileNotFoundError):  # renamed onto the pack meanwhile
+                if part.stat().st_size > FILLING:
+                    return
+        time.sleep(0.005)
+    pytest.fail("the pack ended before it could be stopped")
+
+
+def packs_made(db: Path) -> int:
+    with Project.open(db) as project:
+        return project.conn.execute("SELECT count(*) FROM packs").fetchone()[0]
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="no SIGKILL on this system")
+def test_the_next_pack_removes_what_a_pack_killed_half_way_left(tmp_path):
+    db = one_graders_study(tmp_path)
+    folder, out = tmp_path / "packs", tmp_path / "packs" / "ann.physgrade"
+    process = pack(db, out)
+    filling(process, folder)
+    os.kill(process.pid, signal.SIGKILL)
+    process.communicate(timeout=120)
+    assert list(folder.glob(".*.part")), "the killed pack left no part to remove"
+
+    again = pack(db, out)
+    assert again.communicate(timeout=120)[1] == ""
+    assert again.returncode == 0
+    assert [path.name for path in folder.iterdir()] == ["ann.physgrade"]
+    assert packs_made(db) == 1
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="no SIGKILL on this system")
+@pytest.mark.parametrize("stop", STOPS)
+def test_a_pack_stopped_half_way_removes_its_part_at_once(tmp_path, stop):
+    db = one_graders_study(tmp_path)
+    folder = tmp_path / "packs"
+    process = pack(db, folder / "ann.physgrade", start_new_session=True)
+    filling(process, folder)
+    STOPS[stop](process)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 130
+    assert err == "physgrade: cancelled, nothing changed\n"
+    assert list(folder.iterdir()) == []
+    assert packs_made(db) == 0
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="no SIGKILL on this system")
+def test_a_pack_leaves_the_part_of_a_run_still_going_and_removes_it_once_that_run_is_killed(
+        tmp_path):
+    db = one_graders_study(tmp_path, responses=10)
+    folder = tmp_path / "packs"
+    making = subprocess.Popen([sys.executable, "-c", MAKING, str(folder / "bob.physgrade")],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    part = Path(making.stdout.readline().strip())
+    assert part.parent == folder and part.exists(), "the other run made no part"
+
+    first = pack(db, folder / "ann.physgrade")
+    assert first.communicate(timeout=120) == ("pack for ann: 10 responses (10 questions), "
+                                              f"blind, written to {folder / 'ann.physgrade'}\n", "")
+    assert part.exists(), "the part of a run still going was removed"
+
+    os.kill(making.pid, signal.SIGKILL)
+    making.communicate(timeout=120)
+    second = pack(db, folder / "ann-2.physgrade")
+    second.communicate(timeout=120)
+    assert second.returncode == 0
+    assert sorted(path.name for path in folder.iterdir()) == ["ann-2.physgrade", "ann.physgrade"]

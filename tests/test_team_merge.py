@@ -11,12 +11,14 @@ from pathlib import Path
 import pytest
 
 from cancelling import cancel_when
+from conftest import people_scores, replayed_history
 from physgrade.cli import CONFLICTS_WAIT, main
 from physgrade.demo import build_demo
 from physgrade.project import Project, ProjectError
+from physgrade.score_history import kept_from_pack, merged_from
 from physgrade.scores import clear_score, response_rubric, set_note, set_score
 from physgrade.team import assign
-from physgrade.team.merge import KEEP_PACK, KEEP_PROJECT, merge, open_conflicts, resolve
+from physgrade.team.merge import KEEP_PACK, KEEP_PROJECT, KEEPS, merge, open_conflicts, resolve
 from physgrade.team.packs import make_packs
 
 GRADERS = ("ann", "bob", "expert-1")
@@ -131,7 +133,7 @@ def test_round_trip_among_three_graders_with_a_conflict(demo, study, capsys):
             pack_history = pack.conn.execute("SELECT count(*) FROM score_history").fetchone()[0]
         for key, value in theirs.items():
             assert merged[key] == (value if key != disputed else (project_value, note)), key
-        assert dict(history)[f"merged from {path.name} (pack {_pack_id(path)[:8]})"] == \
+        assert dict(history)[merged_from(path.name, pack_id_of(path))] == \
             pack_history > 0
     assert removed not in merged
     assert merged[noted][1] == "checked twice"
@@ -166,7 +168,7 @@ def test_round_trip_among_three_graders_with_a_conflict(demo, study, capsys):
     assert dump(demo) == settled
 
 
-def _pack_id(path: Path) -> str:
+def pack_id_of(path: Path) -> str:
     with Project.open(path) as pack:
         return pack.conn.execute("SELECT pack_id FROM pack_origin").fetchone()[0]
 
@@ -206,6 +208,30 @@ def test_keeping_the_projects_value_settles_it_for_good(demo, study):
         assert human_scores(project)[key][0] == ours
 
 
+@pytest.mark.parametrize("keep", KEEPS)
+def test_the_history_replays_to_the_projects_scores_through_a_conflict(demo, study, keep):
+    """The pack's value of a conflict is proposed, not applied, until a person keeps it."""
+    key, ours, theirs = conflict_on_expert_1(demo, study["expert-1"])
+    with Project.open(demo) as project:
+        assert replayed_history(project) == people_scores(project)
+        [conflict] = merge(project, [study["expert-1"]]).conflicts
+        assert replayed_history(project) == people_scores(project)
+        source = merged_from(study["expert-1"].name, pack_id_of(study["expert-1"]))
+        assert project.conn.execute(
+            "SELECT action, old_value, new_value, proposed FROM score_history "
+            "WHERE source = ? AND response_id = ? AND criterion = ?",
+            (source, key[1], key[3])).fetchall() == [("change", 3 - ours - theirs, theirs, 1)]
+        last_row = project.conn.execute("SELECT max(id) FROM score_history").fetchone()[0]
+        resolve(project, [conflict.id], keep, "dana")
+        assert human_scores(project)[key][0] == (theirs if keep == KEEP_PACK else ours)
+        assert replayed_history(project) == people_scores(project)
+        settled = project.conn.execute(
+            "SELECT action, old_value, new_value, source, proposed FROM score_history "
+            "WHERE id > ?", (last_row,)).fetchall()
+        assert settled == ([("change", ours, theirs, kept_from_pack(
+            conflict.id, "dana", study["expert-1"].name), 0)] if keep == KEEP_PACK else [])
+
+
 def test_a_conflict_follows_the_pack_and_ends_when_both_sides_agree(demo, study):
     key, ours, theirs = conflict_on_expert_1(demo, study["expert-1"])
     with Project.open(demo) as project:
@@ -234,6 +260,7 @@ def test_a_pack_gone_back_to_the_base_leaves_the_projects_value(demo, study):
         assert human_scores(project)[key][0] == ours
         assert project.conn.execute("SELECT resolution FROM merge_conflicts").fetchone() == \
             (KEEP_PROJECT,)
+        assert replayed_history(project) == people_scores(project)
 
 
 def test_a_score_cleared_in_the_pack_is_removed_and_the_history_says_so(demo, study):
@@ -261,8 +288,29 @@ def test_a_pack_of_another_project_is_refused(demo, study, tmp_path, capsys):
     before = dump(demo)
     assert main(["merge", str(demo), str(study["ann"]), str(foreign.path)]) == 1
     error = capsys.readouterr().err
-    assert f"{foreign.path.name} is a pack of another project (other.physgrade)" in error
+    assert f"{foreign.path.name} is a pack of another project, other.physgrade " in error
+    assert "merge it into the project it was made from" in error
     assert dump(demo) == before  # not even the good pack before it
+
+
+def test_a_pack_of_another_project_with_the_same_file_name_is_told_apart(demo, tmp_path):
+    """Two copies of the demo share the name demo.physgrade: their ids and paths differ."""
+    elsewhere = tmp_path / "elsewhere"
+    namesake = elsewhere / demo.name
+    build_demo(namesake)
+    with Project.open(namesake) as project:
+        assign.apply(project, assign.plan(project, ["ann"], 0.0, seed=1))
+        [foreign], _ = make_packs(project, elsewhere)
+        theirs = project.conn.execute("SELECT id FROM project_identity").fetchone()[0]
+    with Project.open(demo) as project:
+        ours = project.conn.execute("SELECT id FROM project_identity").fetchone()[0]
+        with pytest.raises(ProjectError) as refused:
+            merge(project, [foreign.path])
+    message = str(refused.value)
+    assert message.startswith(f"{foreign.path.name} is a pack of another project also named "
+                              f"{demo.name} (project id {theirs[:8]}; this one, {demo}, is "
+                              f"{ours[:8]}), made for ann at ")
+    assert message.endswith("merge it into the project it was made from; nothing merged")
 
 
 @pytest.mark.parametrize("criterion, value, why", [

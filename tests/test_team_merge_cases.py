@@ -11,15 +11,18 @@ from pathlib import Path
 import pytest
 
 import physgrade.project
+from conftest import people_scores, replayed_history
 from physgrade.changes import Kind
 from physgrade.cli import main
 from physgrade.project import Project, ProjectError
 from physgrade.rubric import RUBRICS
+from physgrade.score_history import merged_from
 from physgrade.scores import clear_score, response_rubric, set_note, set_score
 from physgrade.team import assign
 from physgrade.team.merge import KEEP_PACK, KEEP_PROJECT, merge, open_conflicts, resolve
 from physgrade.team.packs import make_pack
-from test_team_merge import GRADERS, Key, dump, expert_scores, grade_all, human_scores, packed
+from test_team_merge import (GRADERS, Key, dump, expert_scores, grade_all, human_scores,
+                             pack_id_of, packed)
 
 #: Where merged history rows say they came from.
 MERGED = "source LIKE 'merged from %'"
@@ -333,6 +336,30 @@ def test_a_conflict_kept_for_the_project_comes_back_if_the_pack_changes_again(de
                                     ).fetchall() == [(first.id, KEEP_PROJECT),
                                                      (again.id, KEEP_PACK)]
         assert merge(project, [pack_path]).packs[0].already
+        assert replayed_history(project) == people_scores(project)
+
+
+def test_a_conflict_the_project_goes_back_on_is_applied_with_a_history_row_of_its_own(demo,
+                                                                                      study):
+    """The pack's rows came as a proposal; the value applied later needs a row that says so."""
+    pack_path = study["expert-1"]
+    key = expert_scores(pack_path)[0]
+    with Project.open(demo) as project:
+        original = human_scores(project)[key][0]
+        score(project, key, ours := value_besides(project, key, original))
+    with Project.open(pack_path) as pack:
+        score(pack, key, theirs := value_besides(pack, key, original, ours))
+    with Project.open(demo) as project:
+        merge(project, [pack_path])
+        score(project, key, original)  # the project takes its change back: the pack's stands
+        result = merge(project, [pack_path])
+        assert (result.conflicts, result.packs[0].applied, result.packs[0].history) == ((), 1, 0)
+        assert human_scores(project)[key][0] == theirs
+        assert project.conn.execute(
+            "SELECT action, old_value, new_value, source, proposed FROM score_history "
+            "ORDER BY id DESC LIMIT 1").fetchone() == (
+            "change", original, theirs, merged_from(pack_path.name, pack_id_of(pack_path)), 0)
+        assert replayed_history(project) == people_scores(project)
 
 
 def test_a_removal_and_an_na_against_values_are_conflicts_kept_as_the_pack_says(demo, study):
@@ -449,7 +476,8 @@ def test_a_project_locked_by_another_program_refuses_the_merge_and_changes_nothi
         other.execute("BEGIN IMMEDIATE")
         assert main(["merge", str(demo), str(study["ann"])]) == 1
         error = capsys.readouterr().err
-        assert "nothing changed" in error and "locked" in error
+        assert f"{demo} is being written by another program" in error
+        assert error.rstrip().endswith("the step that failed changed nothing")
         with Project.open(demo) as project, pytest.raises(sqlite3.OperationalError):
             merge(project, [study["ann"]])
         other.execute("ROLLBACK")

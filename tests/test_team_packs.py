@@ -190,6 +190,28 @@ def test_a_pack_cancelled_half_way_never_appears(study, folder):
     assert list(folder.iterdir()) == []
 
 
+def test_a_pack_on_a_full_disk_names_the_pack_and_leaves_nothing(study, folder, monkeypatch):
+    """SQLite's own "database or disk is full", met while the rows are copied into the pack,
+    said of the pack the user asked for (not of the project, nor the hidden part)."""
+    from physgrade.team import packs
+
+    copy = packs._copy_rows
+
+    def onto_a_full_disk(project, pack, task):
+        project.conn.execute(f"PRAGMA {packs._SCHEMA}.max_page_count = 8")  # the pack may not grow
+        return copy(project, pack, task)
+
+    monkeypatch.setattr(packs, "_copy_rows", onto_a_full_disk)
+    out = folder / "carol.physgrade"
+    with Project.open(study) as project:
+        with pytest.raises(ProjectError) as refused:
+            make_pack(project, "carol", out)
+        assert str(refused.value) == (f"the disk holding {out} is full; free some space and try "
+                                      "again; the pack was not written")
+        assert rows(project, "SELECT count(*) FROM packs") == [(0,)]
+    assert list(folder.iterdir()) == []
+
+
 def test_packs_for_every_assignee_named_after_them(study, folder):
     reports = []
     with Project.open(study) as project:

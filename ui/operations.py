@@ -25,11 +25,13 @@ from typing import Any, Callable, TypeVar
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QMessageBox, QWidget
 
+from physgrade import failures
 from physgrade.changes import NOTHING, Changes
 from physgrade.formats import FormatError, ImportErrors
 from physgrade.project import Project, ProjectError
 from physgrade.rubric import ScoreError
 from physgrade.tasks import Task
+from physgrade.wording import sentence
 from physgrade_ui.progress import ProgressDialog
 from physgrade_ui.workers import Worker
 
@@ -48,33 +50,16 @@ REFUSALS = (ScoreError,)
 SAVED, LOCKED, REFUSED = "saved", "locked", "refused"
 
 
-def is_locked(error: BaseException) -> bool:
-    """True for SQLite's "database is locked" / "busy": another connection holds the write lock."""
-    text = str(error).lower()
-    return isinstance(error, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
-
-
-def explain(error: BaseException) -> str:
-    """What went wrong, in words a user can act on (the error's own text where it is ours)."""
+def explain(error: BaseException, project: Path | None = None) -> str:
+    """What went wrong, as a sentence a user can act on (:func:`physgrade.failures.explain`);
+    an SQLite failure names ``project``, the file of the open project."""
     if isinstance(error, (ProjectError, ScoreError, FormatError, ImportErrors)):
         return str(error)
-    text = str(error)
-    lower = text.lower()
     if isinstance(error, sqlite3.Error):
-        if is_locked(error):
-            return "The project is locked by another program (or another physgrade window)."
-        if "readonly" in lower or "read-only" in lower:
-            return "The project file is read-only: nothing can be saved in it."
-        if "disk is full" in lower or "disk full" in lower:
-            return "The disk is full: free some space, then try again."
-        if "no such table" in lower or "disk i/o" in lower or "malformed" in lower:
-            return f"The project file cannot be used any more ({text})."
-        return f"The project file refused the change: {text}"
-    if isinstance(error, PermissionError):
-        return f"Permission denied: {error.filename or text}"
+        return sentence(failures.explain(error, project))
     if isinstance(error, OSError):
-        return f"{error.strerror or text}" + (f": {error.filename}" if error.filename else "")
-    return f"{type(error).__name__}: {text}"
+        return sentence(failures.explain(error))
+    return f"{type(error).__name__}: {error}"
 
 
 @dataclass(slots=True)
@@ -178,7 +163,7 @@ class Operations(QObject):
             self.say(str(exc))
             return REFUSED
         except Exception as exc:  # every failure a user can meet: one message
-            if is_locked(exc):
+            if failures.is_locked(exc):
                 return LOCKED
             self.fail(f"Your {pending.what} was not saved", exc)
             return REFUSED
@@ -400,7 +385,7 @@ class Operations(QObject):
 
     def fail(self, title: str, error: BaseException, context: str = "") -> None:
         """The one error path: a message box (open, not blocking) saying what went wrong."""
-        text = explain(error)
+        text = explain(error, self.project.path if self.project is not None else None)
         self.say(f"{title}: {text}" if not context else f"{context} {text}")
         self._box(QMessageBox.Icon.Warning, title, f"{context}\n\n{text}".strip())
 

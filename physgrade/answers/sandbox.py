@@ -9,7 +9,8 @@ Workers are forked from a server process that has already imported sympy and pin
 (multiprocessing's "forkserver"), so a replacement is ready in milliseconds and no worker
 inherits the caller's threads or Qt state. Where forkserver does not exist (Windows) they are
 spawned instead. Workers end with their caller even when it is killed mid-check, and the
-forkserver with them (:mod:`physgrade.orphans`).
+forkserver with them; Ctrl+C they leave to their caller, which stops them
+(:mod:`physgrade.orphans`).
 """
 
 from __future__ import annotations
@@ -17,20 +18,29 @@ from __future__ import annotations
 import multiprocessing
 import multiprocessing.util
 import os
+import shutil
+import tempfile
 import threading
 import time
 from collections import deque
+from contextlib import suppress
 from dataclasses import dataclass
+from multiprocessing import resource_tracker
 from multiprocessing.connection import Connection, wait
+from pathlib import Path
 from typing import Iterable, Iterator
 
-from ..orphans import die_with
+from ..leftovers import claimed, hold
+from ..orphans import die_with, starting_workers
 from ..tasks import Task
 from .outcome import Check, Outcome, Settings
 
 #: Seconds one check may take, and megabytes it may allocate beyond a worker's start-up size.
 TIME_LIMIT = 2.0
 MEMORY_LIMIT_MB = 1024
+#: The lock in multiprocessing's folder of a process using this module, held while it lives.
+_CALLER_MARK = "physgrade-caller.lock"
+_marking = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -47,8 +57,28 @@ def _context() -> multiprocessing.context.BaseContext:
     if "forkserver" in multiprocessing.get_all_start_methods():
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(["physgrade.answers.compare"])
+        # The forkserver starts the resource tracker first, which unblocks the caller's signals
+        # once it runs: it must run before the first worker starts inside starting_workers().
+        resource_tracker.ensure_running()
+        _mark_temp_dir()
         return context
     return multiprocessing.get_context("spawn")
+
+
+def _mark_temp_dir() -> None:
+    """Mark multiprocessing's folder of this process (the forkserver's socket is made in it) as
+    a live caller's. A killed caller's workers remove its folder, but none may be there to: the
+    caller killed while its forkserver imported the preloads, or all of them killed at once. The
+    folders of callers that are over go here, before this process starts its forkserver."""
+    with _marking:
+        mark = Path(multiprocessing.util.get_temp_dir()) / _CALLER_MARK
+        if mark.exists():
+            return
+        for over in Path(tempfile.gettempdir()).glob(f"pymp-*/{_CALLER_MARK}"):
+            with suppress(OSError), claimed(over) as removable:
+                if removable:
+                    shutil.rmtree(over.parent)
+        hold(mark)  # until this process ends
 
 
 def _limit_memory(megabytes: int) -> None:
@@ -78,8 +108,8 @@ def _serve(connection: Connection, settings: Settings, memory_mb: int, caller: i
     while True:
         try:
             request = connection.recv()
-        except EOFError:
-            return  # the caller went away without closing us
+        except (EOFError, OSError):
+            return  # the caller went away without closing us, or was killed
         if request is None:
             return
         try:
@@ -90,7 +120,10 @@ def _serve(connection: Connection, settings: Settings, memory_mb: int, caller: i
             result = Check(Outcome.UNPARSEABLE, "the answer is nested too deeply")
         except Exception as error:  # a bug or a library failure must not kill the run
             result = Check(Outcome.UNPARSEABLE, f"the check failed: {type(error).__name__}: {error}")
-        connection.send((result.outcome.value, result.reason, result.answer))
+        try:
+            connection.send((result.outcome.value, result.reason, result.answer))
+        except OSError:
+            return  # the caller was killed: nobody waits for the answer
 
 
 class _Worker:
@@ -101,7 +134,8 @@ class _Worker:
         leftovers = (multiprocessing.util.get_temp_dir(),)
         self.process = context.Process(
             target=_serve, args=(child, settings, memory_mb, os.getpid(), leftovers), daemon=True)
-        self.process.start()
+        with starting_workers():
+            self.process.start()
         child.close()
         self.job: int | None = None
         self.deadline = 0.0

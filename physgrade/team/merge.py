@@ -8,11 +8,15 @@ on; a change on both sides that differs is a *conflict*, kept in ``merge_conflic
 person to settle (:func:`resolve`) while the project keeps its value.
 
 The pack's new history rows come along, marked with where they came from; the history triggers
-stay quiet while the merge writes scores, since those rows already tell what happened. Each
-pack is read first into temporary tables (nothing changes while a pack is being checked), then
-all packs are merged in ONE transaction: a merge cancelled, refused or killed half-way leaves
-the project as it was. A pack that brings nothing new writes nothing at all, so merging the
-same pack twice changes nothing.
+stay quiet while the merge writes scores, since those rows already tell what happened. The rows
+of a score whose pack value the project does not take (a conflict's) come as *proposals*
+(:mod:`physgrade.score_history`), so that the project's history replays to its scores; keeping
+the pack's side later is a change of its own, with its own row.
+
+Each pack is read first into temporary tables (nothing changes while a pack is being checked),
+then all packs are merged in ONE transaction: a merge cancelled, refused or killed half-way
+leaves the project as it was. A pack that brings nothing new writes nothing at all, so merging
+the same pack twice changes nothing.
 
 The work is done by SQL over whole sets of rows (a pack of thousands of grades is a handful of
 statements), with the decision per score written once, in :data:`_ACTION`.
@@ -30,6 +34,7 @@ from typing import Iterable, Sequence
 from physgrade.changes import NOTHING, Changes, Kind
 from physgrade.project import Project, ProjectError, migrations, now_iso
 from physgrade.rubric import RUBRICS, ScoreError, value_text
+from physgrade.score_history import attributed, is_applied, kept_from_pack, merged_from
 from physgrade.scores import HUMAN, Scored, ensure_rater, is_person, scored, write
 from physgrade.tasks import Task
 from physgrade.team.packs import PackOrigin, project_id
@@ -275,9 +280,17 @@ def _check_pack(project: Project, name: str) -> PackOrigin:
         what = "a project, not a pack" if "questions" in tables else "no physgrade file"
         raise ProjectError(f"{name} is not a physgrade pack ({what}); nothing merged")
     found = PackOrigin.from_row(rows[0])
-    if found.project_id != project_id(project):
-        raise ProjectError(f"{name} is a pack of another project ({found.project_name}), not "
-                           f"of {project.path.name}; nothing merged")
+    own_id = project_id(project)
+    if found.project_id != own_id:
+        # Told apart by id and where this one lies: two projects may share a file name.
+        other = (f"another project also named {found.project_name}"
+                 if found.project_name == project.path.name
+                 else f"another project, {found.project_name}")
+        made = found.made_at[:16].replace("T", " ")
+        raise ProjectError(f"{name} is a pack of {other} (project id {found.project_id[:8]}; "
+                           f"this one, {project.path}, is {own_id[:8]}), made for "
+                           f"{found.grader} at {made} UTC: merge it into the project it was "
+                           "made from; nothing merged")
     return found
 
 
@@ -350,7 +363,7 @@ def _merge_pack(project: Project, pack: _Read, task: Task) -> tuple[PackMerged, 
     task.report(2, None, f"merging {name}")
     applied = counts.get("apply", 0)
     if applied:
-        _apply(conn, pack.index)
+        _apply(project, pack, history_merged)
         changes |= _touched(conn, "'apply'", Kind.SCORES)
     conflicts = counts.get("conflict", 0)
     if conflicts:
@@ -428,7 +441,7 @@ def _classify(conn: sqlite3.Connection, pack: _Read, pack_id: str) -> None:
         "WHERE action = 'conflict' AND NOT their_given", (pack.index, pack_id))
     conn.execute(
         "UPDATE temp.merge_keys AS k SET our_time = (SELECT max(h.changed_at) "
-        f"FROM main.score_history h WHERE {_key('h')}) "
+        f"FROM main.score_history h WHERE {_key('h')} AND {is_applied('h')}) "
         "WHERE action = 'conflict' AND NOT our_given")
     # A conflict already open with the same two sides is not found again.
     conn.execute(
@@ -467,18 +480,22 @@ def _validate(conn: sqlite3.Connection, name: str) -> None:
     raise AssertionError(f"{where}: refused by SQL, allowed by the rubric")  # pragma: no cover
 
 
-def _apply(conn: sqlite3.Connection, index: int) -> None:
-    """Write the pack's side of every key changed in the pack alone (history triggers quiet:
-    the pack's own history rows tell what happened)."""
+def _apply(project: Project, pack: _Read, history_merged: int) -> None:
+    """Write the pack's side of every key changed in the pack alone, the history triggers quiet:
+    the pack's history rows of that change tell what happened. Where those rows came before, as
+    the pack's side of a conflict still open that the project has since given up (it went back
+    on its own change), the triggers first record the change, as the merge's."""
+    conn = project.conn
+    told_before = (
+        "EXISTS (SELECT 1 FROM main.merge_conflicts c WHERE c.pack_id = ? "
+        f"AND c.resolution IS NULL AND {_key('c')}) AND (k.rater_id, k.response_id, k.rubric, "
+        "k.criterion) NOT IN (SELECT m.rater_id, h.response_id, h.rubric, h.criterion "
+        "FROM temp.merge_history h JOIN temp.merge_raters m ON m.name = h.name "
+        "WHERE h.pack = ? AND h.id > ?)")
+    with attributed(project, merged_from(pack.path.name, pack.origin.pack_id)):
+        _write_theirs(conn, told_before, (pack.origin.pack_id, pack.index, history_merged))
     conn.execute("INSERT INTO score_history_quiet (reason) VALUES ('merging a pack')")
-    conn.execute(
-        f"INSERT INTO main.scores ({_KEY_COLUMNS}, value, note, updated_at) "
-        f"SELECT {_KEY_COLUMNS}, their_value, their_note, their_time FROM temp.merge_keys "
-        f"WHERE action = 'apply' AND their_given ON CONFLICT ({_KEY_COLUMNS}) DO UPDATE SET "
-        "value = excluded.value, note = excluded.note, updated_at = excluded.updated_at")
-    conn.execute(
-        f"DELETE FROM main.scores WHERE ({_KEY_COLUMNS}) IN (SELECT {_KEY_COLUMNS} "
-        "FROM temp.merge_keys WHERE action = 'apply' AND NOT their_given)")
+    _write_theirs(conn)  # those written just now again, unchanged
     conn.execute("DELETE FROM score_history_quiet")
     # Every grade has its assessment row (exports and counts read them): made where missing,
     # with the pack's overall comment unless the project has one.
@@ -491,7 +508,23 @@ def _apply(conn: sqlite3.Connection, index: int) -> None:
         "AND a.response_id = k.response_id AND a.rubric = k.rubric "
         "WHERE k.action = 'apply' AND k.their_given GROUP BY k.rater_id, k.response_id, k.rubric "
         "ON CONFLICT DO UPDATE SET assessed_at = max(assessed_at, excluded.assessed_at), "
-        "comment = coalesce(comment, excluded.comment)", (index,))
+        "comment = coalesce(comment, excluded.comment)", (pack.index,))
+
+
+def _write_theirs(conn: sqlite3.Connection, which: str = "TRUE",
+                  parameters: tuple[object, ...] = ()) -> None:
+    """Write the pack's side of the keys to apply (those that ``which``, SQL over merge_keys
+    ``k`` taking ``parameters``, selects)."""
+    conn.execute(
+        f"INSERT INTO main.scores ({_KEY_COLUMNS}, value, note, updated_at) "
+        f"SELECT {_KEY_COLUMNS}, their_value, their_note, their_time FROM temp.merge_keys k "
+        f"WHERE action = 'apply' AND their_given AND {which} ON CONFLICT ({_KEY_COLUMNS}) "
+        "DO UPDATE SET value = excluded.value, note = excluded.note, "
+        "updated_at = excluded.updated_at", parameters)
+    conn.execute(
+        f"DELETE FROM main.scores WHERE ({_KEY_COLUMNS}) IN (SELECT {_KEY_COLUMNS} "
+        f"FROM temp.merge_keys k WHERE action = 'apply' AND NOT their_given AND {which})",
+        parameters)
 
 
 def _record_conflicts(conn: sqlite3.Connection, pack_id: str) -> None:
@@ -543,17 +576,23 @@ def _advance_base(conn: sqlite3.Connection, pack_id: str) -> None:
 
 
 def _bring_history(conn: sqlite3.Connection, pack: _Read, history_merged: int) -> int:
-    """Copy the pack's history rows not merged yet, saying where they came from."""
+    """Copy the pack's history rows not merged yet, saying where they came from. The rows of a
+    score whose pack value the project does not hold now (a conflict's pack side) are
+    proposals: the project's history replays to the project's scores."""
     if pack.last_history <= history_merged:
         return 0
-    source = f"merged from {pack.path.name} (pack {pack.origin.pack_id[:8]})"
+    same_score = ("{0}.rater_id = m.rater_id AND {0}.response_id = h.response_id "
+                  "AND {0}.rubric = h.rubric AND {0}.criterion = h.criterion")
     brought = conn.execute(
         "INSERT INTO main.score_history (rater_id, response_id, rubric, criterion, action, "
-        "old_value, new_value, changed_by, changed_at, source) SELECT m.rater_id, "
+        "old_value, new_value, changed_by, changed_at, source, proposed) SELECT m.rater_id, "
         "h.response_id, h.rubric, h.criterion, h.action, h.old_value, h.new_value, "
-        "h.changed_by, h.changed_at, ? FROM temp.merge_history h JOIN temp.merge_raters m "
-        "ON m.name = h.name WHERE h.pack = ? AND h.id > ? ORDER BY h.id",
-        (source, pack.index, history_merged)).rowcount
+        "h.changed_by, h.changed_at, ?, NOT ((o.rater_id IS NOT NULL) = (t.rater_id IS NOT NULL) "
+        "AND o.value IS t.value) FROM temp.merge_history h JOIN temp.merge_raters m "
+        f"ON m.name = h.name LEFT JOIN main.scores o ON {same_score.format('o')} "
+        f"LEFT JOIN temp.merge_theirs t ON {same_score.format('t')} "
+        "WHERE h.pack = ? AND h.id > ? ORDER BY h.id",
+        (merged_from(pack.path.name, pack.origin.pack_id), pack.index, history_merged)).rowcount
     conn.execute("UPDATE packs SET history_merged = ?, history_mark = ? WHERE id = ?",
                  (pack.last_history, pack.last_mark, pack.origin.pack_id))
     return brought
@@ -654,17 +693,14 @@ def _keep_pack(project: Project, response: Scored, conflict: Conflict, rater: in
     if (now is not None) == conflict.pack_given and (
             now is None or tuple(now) == (conflict.pack_value, conflict.pack_note)):
         return False
-    last_history = conn.execute("SELECT coalesce(max(id), 0) FROM score_history").fetchone()[0]
-    if conflict.pack_given:
-        value = RUBRICS[conflict.rubric].validate_one(conflict.criterion, conflict.pack_value,
-                                                      response.multiple_choice)
-        write(project, rater, response, {conflict.criterion: value},
-              {conflict.criterion: conflict.pack_note or ""}, rubric=conflict.rubric)
-    else:
-        conn.execute(f"DELETE FROM scores WHERE {where}", key)
-    conn.execute("UPDATE score_history SET source = ? WHERE id > ?",
-                 (f"conflict {conflict.id} resolved by {by}: kept {conflict.pack_file}",
-                  last_history))
+    with attributed(project, kept_from_pack(conflict.id, by, conflict.pack_file)):
+        if conflict.pack_given:
+            value = RUBRICS[conflict.rubric].validate_one(conflict.criterion, conflict.pack_value,
+                                                          response.multiple_choice)
+            write(project, rater, response, {conflict.criterion: value},
+                  {conflict.criterion: conflict.pack_note or ""}, rubric=conflict.rubric)
+        else:
+            conn.execute(f"DELETE FROM scores WHERE {where}", key)
     return True
 
 

@@ -7,15 +7,16 @@ those responses. Its ``pack_origin`` row says where it came from; the project ke
 row and, in ``pack_base``, every person's score copied into the pack: the common ancestor that
 :mod:`physgrade.team.merge` compares both sides with.
 
-The pack is filled under a temporary name beside its destination and renamed onto it only when
-complete, so a pack cut short never appears. Rows are copied by ``INSERT … SELECT`` through an
-attached database, raters keeping their ids.
+The pack is filled in a hidden part file beside its destination (:mod:`physgrade.team.parts`)
+and renamed onto it only when complete, so a pack cut short never appears. Rows are copied by
+``INSERT … SELECT`` through an attached database, raters keeping their ids.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import sqlite3
 import unicodedata
 import uuid
 from dataclasses import dataclass
@@ -23,9 +24,11 @@ from pathlib import Path
 from typing import Sequence
 
 from physgrade.changes import NOTHING, Changes, Kind
+from physgrade.failures import explain, is_locked
 from physgrade.project import Project, ProjectError, now_iso
 from physgrade.scores import is_person, person_id
 from physgrade.tasks import Task
+from physgrade.team.parts import part_for
 from physgrade.wording import count
 
 #: What a pack file's name ends with.
@@ -124,29 +127,36 @@ def make_pack(project: Project, grader: str, out: Path, *, blind: bool = True,
     """Write ``grader``'s pack to ``out`` (a new file) and record it in the project.
 
     ``blind`` leaves out every verdict and grade but the grader's own. Refuses a grader with
-    no assigned response and an ``out`` that exists.
+    no assigned response, an ``out`` that exists and one in a folder that does not.
     """
     task = task or Task()
     out = Path(out)
     if out.exists():
         raise ProjectError(f"{out} already exists: choose another file name (a pack is never "
                            "written over a file)")
+    if not out.parent.is_dir():
+        raise ProjectError(f"folder {out.parent} does not exist")
     grader_id = _assignee(project, grader)
-    partial = out.with_name(f".{out.name}.{uuid.uuid4().hex[:8]}.part")
-    Project.create(partial).close()
     pack_id = uuid.uuid4().hex
     try:
-        made = _fill(project, partial, _Pack(pack_id, out.name, grader, grader_id, blind), task)
-        if out.exists():  # made meanwhile: os.replace would write over it
-            _forget(project, pack_id)
-            raise ProjectError(f"{out} appeared while the pack was being made; nothing written")
-        try:
-            os.replace(partial, out)
-        except OSError:
-            _forget(project, pack_id)
+        with part_for(out) as partial:
+            Project.create(partial).close()
+            made = _fill(project, partial, _Pack(pack_id, out.name, grader, grader_id, blind),
+                         task)
+            if out.exists():  # made meanwhile: os.replace would write over it
+                _forget(project, pack_id)
+                raise ProjectError(f"{out} appeared while the pack was being made; nothing "
+                                   "written")
+            try:
+                os.replace(partial, out)
+            except OSError:
+                _forget(project, pack_id)
+                raise
+    except (sqlite3.Error, OSError) as exc:
+        if is_locked(exc):  # the project's lock: the part is this run's alone
             raise
-    finally:
-        partial.unlink(missing_ok=True)
+        # A full disk or a folder that cannot be written: the pack's, by far the larger write.
+        raise ProjectError(f"{explain(exc, out)}; the pack was not written") from exc
     return PackMade(out, grader, made.responses, made.questions, blind), PACKS_MADE
 
 
