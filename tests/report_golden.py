@@ -1,6 +1,7 @@
 """The project report's numbers and figures as the report computed them before it had a fast
 path: the golden file that ``tests/test_report_golden.py`` holds every way of building a report
-to, to the last digit.
+to (numbers to one part in 10⁹, everything else exactly). It records the BLAS kernels its
+numbers were summed with (``blas``): where a CPU picks others, the last digits may differ.
 
 The file was made once, by the report as it stood at commit b1d2845 (one pass over the scores
 read from the database, every interval and figure in it). Regenerate it only when a change to

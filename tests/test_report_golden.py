@@ -1,12 +1,13 @@
 """Every way of building the project report gives the numbers of the report as it was before it
-had a fast path, to the last digit (the golden file: ``tests/report_golden.py``).
+had a fast path (the golden file: ``tests/report_golden.py``).
 
 The Reports page builds its report from scores held in memory (``ScoreCache``) and in two
 phases (every value first, then each section's intervals and figures); the command line builds
 it in one call. A faster path that moved one bootstrap draw, dropped one tie or reordered one
-row would still look plausible, so each path is held to the same golden numbers: tables by
-their JSON text (NaN included), sections' text, settings, and figures by what they say and,
-where the renderer is the one that drew them, by their bytes.
+row would still look plausible, so each path is held to the same golden numbers: numbers to one
+part in 10⁹ (what the CPU's BLAS kernels may change is the last digit or two), NaN as NaN,
+strings, counts and the tables' shape exactly, and figures by what they say and, where the
+renderer and the BLAS kernels are those that drew them, by their bytes.
 """
 
 from __future__ import annotations
