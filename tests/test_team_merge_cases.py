@@ -304,14 +304,21 @@ def test_an_open_pack_brings_nothing_of_others_unless_their_grades_changed_in_it
 # -- (5) settled for the project, then changed again in the pack ---------------------------------
 
 
-def test_a_conflict_kept_for_the_project_comes_back_if_the_pack_changes_again(demo, study):
-    pack_path = study["expert-1"]
+def changed_on_both_sides(demo: Path, pack_path: Path) -> tuple[tuple, int, int, int]:
+    """The pack's first expert score changed one way in the project and another in the pack:
+    its key, the value both started from, the project's and the pack's."""
     key = expert_scores(pack_path)[0]
     with Project.open(demo) as project:
         original = human_scores(project)[key][0]
         score(project, key, ours := value_besides(project, key, original))
     with Project.open(pack_path) as pack:
         score(pack, key, theirs := value_besides(pack, key, original, ours))
+    return key, original, ours, theirs
+
+
+def test_a_conflict_kept_for_the_project_comes_back_if_the_pack_changes_again(demo, study):
+    pack_path = study["expert-1"]
+    key, original, ours, theirs = changed_on_both_sides(demo, pack_path)
     with Project.open(demo) as project:
         [first] = merge(project, [pack_path]).conflicts
         resolve(project, [first.id], KEEP_PROJECT, "dana")
@@ -343,12 +350,7 @@ def test_a_conflict_the_project_goes_back_on_is_applied_with_a_history_row_of_it
                                                                                       study):
     """The pack's rows came as a proposal; the value applied later needs a row that says so."""
     pack_path = study["expert-1"]
-    key = expert_scores(pack_path)[0]
-    with Project.open(demo) as project:
-        original = human_scores(project)[key][0]
-        score(project, key, ours := value_besides(project, key, original))
-    with Project.open(pack_path) as pack:
-        score(pack, key, theirs := value_besides(pack, key, original, ours))
+    key, original, ours, theirs = changed_on_both_sides(demo, pack_path)
     with Project.open(demo) as project:
         merge(project, [pack_path])
         score(project, key, original)  # the project takes its change back: the pack's stands
@@ -430,12 +432,7 @@ def test_the_changes_name_the_responses_merged_and_those_in_conflict(demo, study
     with Project.open(study["ann"]) as pack:
         graded = sorted(assign.assigned(pack, "ann"))[:2]
     grade_all(study["ann"], "ann", graded, 0)
-    key = expert_scores(study["expert-1"])[0]
-    with Project.open(demo) as project:
-        original = human_scores(project)[key][0]
-        score(project, key, ours := value_besides(project, key, original))
-    with Project.open(study["expert-1"]) as pack:
-        score(pack, key, theirs := value_besides(pack, key, original, ours))
+    key, original, _, theirs = changed_on_both_sides(demo, study["expert-1"])
     with Project.open(demo) as project:
         questions = {r: q for r, q in project.conn.execute("SELECT id, question_id FROM "
                                                            "responses")}
