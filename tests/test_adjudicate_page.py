@@ -173,6 +173,27 @@ def test_keys_decide_refuse_clear_and_move_between_disputes(window: MainWindow, 
     window.help.hide()
 
 
+def test_a_note_typed_after_each_decision_never_decides(window: MainWindow, demo: Path,
+                                                        qtbot) -> None:
+    """Decide, E, the note, Enter: the note's digits are its text, it lands on the final value
+    just set, and the cursor is back where the decision had moved it."""
+    assert window.ops.write(partial(set_score, grader="expert-2", response_id="r-0019",
+                                    criterion="INT", value=0))  # INT and COR disputed
+    page = show_page(window, qtbot)
+    assert page.dispute.response_id == "r-0019" and current(page) == "INT"
+    note = "80*45 fine; 12 checking 0 1 2"
+    for key, value, then in (("INT", 1, "COR"), ("COR", 2, "INT")):
+        keys(qtbot, window, str(value))
+        assert current(page) == then             # a decision moves on to the next dispute
+        keys(qtbot, window, "e")
+        assert current(page) == key and page._editor.note.hasFocus()
+        qtbot.keyClicks(QApplication.focusWidget(), note)
+        keys(qtbot, window, Qt.Key.Key_Return)
+        assert current(page) == then and QApplication.focusWidget() is page.table
+    assert {k: (d.value, d.note) for k, d in stored(demo, "r-0019").items()} == {
+        "INT": (1, note), "COR": (2, note)}
+
+
 def test_the_list_follows_the_broadcast_and_the_report_takes_the_decisions(
         window: MainWindow, demo: Path, qtbot) -> None:
     with Project.open(demo) as project:   # before: the two graders tie, so no consensus

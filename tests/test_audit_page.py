@@ -188,7 +188,7 @@ def test_drawing_from_the_dialog_selects_the_sample_and_refusals_stay_in_it(
     assert stored.text() in window.statusBar().currentMessage()
     total = stored.n_items * 2
     assert page.progress_text.text().endswith(f"of {total} verdicts reviewed")
-    assert page.reviewer_label.text() == f"Reviewer: {REVIEWER}"
+    assert page.reviewer_label.text() == f"Reviewing as {REVIEWER}"
 
     # The same name again is refused in the dialog, and the first sample stays as it was.
     dialog = page.new_sample()

@@ -57,6 +57,7 @@ def page(window: MainWindow, qtbot) -> DuplicatesPage:
     window.duplicates_action.trigger()
     shown = window.duplicates
     run(qtbot, shown, WITHIN)
+    every_pair(shown)
     return shown
 
 
@@ -77,7 +78,14 @@ def reviewed(window: MainWindow, demo: Path, embedder) -> DuplicatesPage:
     with Project.open(demo) as project:
         audit_project(project, embedder)
     window.duplicates_action.trigger()
+    every_pair(window.duplicates)
     return window.duplicates
+
+
+def every_pair(page: DuplicatesPage) -> None:
+    """Show every pair: the demo's near-duplicates are its declared variants, which the page
+    leaves out of those to review at first."""
+    choose(page.decision_filter, "Any")
 
 
 def stored(path: Path, **narrow) -> list[pairs.StoredPair]:
@@ -171,6 +179,32 @@ def test_an_audit_lists_the_demos_pairs_by_cosine_and_names_the_provider(
     shot(window, "duplicates.png")
 
 
+def test_declared_variants_are_marked_and_left_out_of_those_to_review(
+        window: MainWindow, demo: Path, embedder) -> None:
+    """The demo's near-duplicates are its own declared variants (a question and its contextual
+    variants are meant to be alike): marked as such, and not put before a reviewer to reject
+    one by one."""
+    from physgrade.dedup.run import audit_project
+
+    with Project.open(demo) as project:
+        audit_project(project, embedder)
+    window.duplicates_action.trigger()
+    page = window.duplicates
+    assert page.decision_filter.currentText() == "To review"
+    everything = stored(demo)
+    declared = {(p.a, p.b) for p in everything if p.declared_variant}
+    of_one_base = {(p.a, p.b) for p in everything
+                   if any({p.a, p.b} <= set(cluster) for cluster in DEMO_CLUSTERS)}
+    assert DEMO_PAIRS <= declared == of_one_base  # a variant and its base, or two of one base
+    assert shown_pairs(page) == [(p.a, p.b) for p in everything if not p.declared_variant]
+    assert page.count.text().endswith(f"{len(declared)} declared variants")
+    choose(page.decision_filter, "Any")
+    assert shown_pairs(page) == [(p.a, p.b) for p in everything]
+    marked = {shown: cell(page, row, "Decision") for row, shown in enumerate(shown_pairs(page))}
+    assert {shown for shown, text in marked.items() if text == "declared variant"} == declared
+    shot(page, "duplicates-declared.png")
+
+
 def test_keys_commit_decisions_at_once_and_move_on(reviewed: DuplicatesPage,
                                                     window: MainWindow, demo: Path,
                                                     qtbot) -> None:
@@ -195,9 +229,12 @@ def test_keys_commit_decisions_at_once_and_move_on(reviewed: DuplicatesPage,
     assert decided[ids[1]] == ("confirmed", "expert-1")
     assert decided[ids[2]] == (None, None)
     assert all(decided[i] == (None, None) for i in ids[3:])
-    assert [cell(page, r, "Decision") for r in range(3)] == ["✓ confirmed", "✓ confirmed", "—"]
+    withdrawn = "declared variant" if page.model.rows[2].declared_variant else "—"
+    assert [cell(page, r, "Decision") for r in range(3)] == ["✓ confirmed", "✓ confirmed",
+                                                             withdrawn]
     assert page.comparison.decision.text() == "Undecided"
-    assert page.count.text().endswith("2 confirmed, 0 rejected, 7 undecided")
+    assert page.count.text().endswith("2 confirmed, 0 rejected, 7 undecided · 9 declared "
+                                      "variants")
 
     press(qtbot, page, Qt.Key.Key_R)
     assert stored(demo)[2].decision == "rejected"
@@ -484,6 +521,8 @@ def test_the_app_and_the_page_load_no_embedding_machinery(demo: Path, tmp_path: 
         "from physgrade_ui.main_window import MainWindow\n"
         f"window = MainWindow(Path({str(demo)!r}))\n"
         "window.duplicates_action.trigger()\n"
+        "window.duplicates.decision_filter.setCurrentIndex("
+        "window.duplicates.decision_filter.findText('Any'))\n"
         "assert window.duplicates.model.rowCount() > 0\n"
         f"print(' '.join(m for m in {heavy!r} if m in sys.modules))\n")
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", QTWEBENGINE_DISABLE_SANDBOX="1")

@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from PySide6.QtCore import Qt  # noqa: E402
+from PySide6.QtCore import QPoint, QRect, Qt  # noqa: E402
 
 from conftest import grading_window, press  # noqa: E402
 from physgrade_ui import preferences  # noqa: E402
@@ -61,10 +61,11 @@ def test_progress_and_pace_follow_the_grading(qtbot, demo: Path) -> None:
     graded = page.queue.model.graded_count()
     assert page.progress_bar.value() == graded and page.progress_bar.maximum() == 126
     assert page.pace_label.text() == "Session: 0"
-    for _ in range(2):
+    for finished in range(1, 6):
         press(qtbot, window, "U", *["1"] * len(page.item.rubric.criteria))
-    assert page.progress_bar.value() == graded + 2
-    assert page.pace_label.text().startswith("Session: 2 · ")
+        assert page.pace_label.text() == f"Session: {finished}" or finished == 5
+    assert page.progress_bar.value() == graded + 5
+    assert page.pace_label.text().startswith("Session: 5 · ")
     assert page.pace_label.text().endswith("/h")
 
 
@@ -99,3 +100,13 @@ def test_comparison_opens_with_c_and_closes_with_escape(qtbot, demo: Path) -> No
     press(qtbot, window, Qt.Key.Key_Escape)
     assert page.reading.currentWidget() is page.reader and not page.bar.compare.isChecked()
     press(qtbot, window, "E")  # Esc is free again for the note once the comparison is closed
+
+
+def test_the_grade_page_says_who_is_grading(qtbot, demo: Path) -> None:
+    """Above the rubric, whole, on the smallest screen the app fits (1280×800)."""
+    window = grading_window(qtbot, demo, 1280, 800)
+    shown = window.grading.person_label
+    assert shown.isVisible() and shown.text() == "Grading as expert-1"
+    assert shown.fontMetrics().horizontalAdvance(shown.text()) <= shown.contentsRect().width()
+    pane = window.grading.side.viewport()
+    assert pane.rect().contains(QRect(shown.mapTo(pane, QPoint(0, 0)), shown.size()))

@@ -7,6 +7,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from conftest import PREFS_FULL
+from physgrade import pace
 from physgrade.pace import IDLE_CAP_S
 from physgrade.project import Project
 from physgrade.report.options import ReportFilter
@@ -35,7 +36,8 @@ def set_history_times(project: Project, grader: str, times: list[datetime]) -> N
          for moment, row in zip(times, ids)])
 
 
-def test_assigned_graded_remaining_and_pace_per_person(loaded: Project) -> None:
+def test_assigned_graded_remaining_and_pace_per_person(loaded: Project,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     apply(loaded, AssignmentPlan(("ana", "ben"), 0.0, None, 0, ReportFilter(),
                                  (("r-1", "ana"), ("r-2", "ana"), ("r-3", "ben")),
                                  {"r-1": ("orbit-7b", "Mechanics"),
@@ -65,15 +67,18 @@ def test_assigned_graded_remaining_and_pace_per_person(loaded: Project) -> None:
 
     assert grader_progress(loaded) == [
         GraderProgress("ana", assigned=2, graded=1, remaining=1, unassigned_graded=1,
-                       per_hour=pytest.approx(2 * 3600 / working_s)),
+                       per_hour=None),  # two responses say nothing about a pace yet
         GraderProgress("ben", assigned=1, graded=0, remaining=1, unassigned_graded=0,
                        per_hour=None),
         GraderProgress("cyd", assigned=0, graded=0, remaining=0, unassigned_graded=1,
-                       per_hour=None),  # one response says nothing about a pace
+                       per_hour=None),
         GraderProgress("dee", assigned=0, graded=0, remaining=0, unassigned_graded=2,
                        per_hour=None),  # no working time between the changes
     ]
-    assert grader_progress(loaded)[0].per_hour == pytest.approx(12.0)
+    # The working time a rate is taken over, were two responses enough for one.
+    monkeypatch.setattr(pace, "RATE_AFTER", 2)
+    assert grader_progress(loaded)[0].per_hour == pytest.approx(2 * 3600 / working_s) == \
+        pytest.approx(12.0)
 
 
 def test_no_people_no_progress(loaded: Project) -> None:

@@ -5,6 +5,7 @@ pack opens graded as its grader."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ import pytest
 pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import Qt  # noqa: E402
-from PySide6.QtWidgets import QApplication, QFileDialog  # noqa: E402
+from PySide6.QtWidgets import QApplication, QFileDialog, QLabel  # noqa: E402
 from shiboken6 import isValid  # noqa: E402
 
 from conftest import grading_window, press, shot, wait_for  # noqa: E402
@@ -22,7 +23,7 @@ from physgrade.report.options import ReportFilter  # noqa: E402
 from physgrade.scores import scored, set_score  # noqa: E402
 from physgrade.team import assign, merge, packs  # noqa: E402
 from physgrade_ui import grader  # noqa: E402
-from physgrade_ui.main_window import MainWindow  # noqa: E402
+from physgrade_ui.main_window import ADJUDICATE, MainWindow  # noqa: E402
 from physgrade_ui.team import AssignDialog, ConflictsDialog, PacksDialog  # noqa: E402
 from physgrade.demo import DEMO_SAMPLE  # noqa: E402
 
@@ -255,9 +256,89 @@ def test_a_pack_opens_graded_as_its_grader(qtbot, demo: Path, tmp_path: Path) ->
     with Project.open(demo) as project:
         made, _ = packs.make_pack(project, "carol", pack_path)
     window = grading_window(qtbot, pack_path)  # remembered: expert-1
-    assert grader.remembered() == "carol"
+    assert window.pages.person == "carol"
+    assert grader.remembered() == "expert-1"  # who you are elsewhere has not changed
     assert window.windowTitle() == "physgrade — for-carol.physgrade — pack for carol"
     assert "carol's grader pack" in window.statusBar().currentMessage()
     queue = window.grading.queue
     assert queue.facet_filter().assignment == {ASSIGNED}
     assert queue.model.rowCount() == made.responses
+
+
+def score_by_key(qtbot, window: MainWindow) -> str:
+    """Give the Grade page's current criterion a value it has not got, by key: the name the
+    project stored it under, as its history tells."""
+    page = window.grading
+    criterion = page.panel.current_criterion
+    given = page.item.mine.get(criterion.key)
+    value = next(value for value in criterion.allowed_values(page.item.question.multiple_choice)
+                 if given is None or value != given.value)
+    response = page.item.response_id
+    press(qtbot, window, str(value))
+    (name,) = window.project.conn.execute(
+        "SELECT r.name FROM score_history h JOIN raters r ON r.id = h.rater_id WHERE "
+        "h.response_id = ? AND h.criterion = ? AND h.new_value = ? ORDER BY h.id DESC LIMIT 1",
+        (response, criterion.key, value)).fetchone()
+    return name
+
+
+def test_a_pack_does_not_change_who_grades_the_project(qtbot, demo: Path,
+                                                       tmp_path: Path) -> None:
+    """Carol's pack, then the project, in one window: the pack is graded as carol, the project
+    as its own person (expert-1), and the pages say who."""
+    assign_in(demo)
+    pack_path = tmp_path / "for-carol.physgrade"
+    with Project.open(demo) as project:
+        packs.make_pack(project, "carol", pack_path)
+    window = grading_window(qtbot, pack_path)  # remembered: expert-1
+    page = window.grading
+    assert page.person_label.text() == "Grading as carol"
+    assert score_by_key(qtbot, window) == "carol"
+
+    assert window.open_project(demo)
+    qtbot.waitUntil(lambda: page.item is not None and page.panel.hasFocus(), timeout=WAIT_MS)
+    assert page.person_label.text() == "Grading as expert-1"
+    assert window.windowTitle() == "physgrade — demo.physgrade — expert-1"
+    assert score_by_key(qtbot, window) == "expert-1"
+    window.show_page(ADJUDICATE)
+    assert window.adjudicate.adjudicator_label.text() == "Adjudicating as expert-1"
+
+
+def change_grader(qtbot) -> None:
+    """Ctrl+G, as a person types it, to whatever has the keyboard."""
+    qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_G, Qt.KeyboardModifier.ControlModifier)
+
+
+def test_changing_who_grades_one_project_keeps_the_others(qtbot, demo: Path,
+                                                          tmp_path: Path) -> None:
+    """Ctrl+G says what it changes and changes only the open project; in a pack it asks
+    nothing, as the pack is always graded as its grader."""
+    other = tmp_path / "other.physgrade"
+    shutil.copy(demo, other)
+    window = grading_window(qtbot, other)  # remembered: expert-1, kept for this project
+    assert window.open_project(demo)
+    change_grader(qtbot)
+    dialog = window.grader_dialog
+    assert dialog is not None and dialog.isVisible()
+    said = dialog.findChild(QLabel).text()
+    assert "from now on in demo.physgrade" in said and "nothing is moved" in said
+    dialog.name.lineEdit().selectAll()
+    qtbot.keyClicks(dialog.name.lineEdit(), "ben")
+    qtbot.keyClick(dialog.name.lineEdit(), Qt.Key.Key_Return)
+    page = window.grading
+    qtbot.waitUntil(lambda: page.person_label.text() == "Grading as ben", timeout=WAIT_MS)
+
+    assert window.open_project(other)
+    qtbot.waitUntil(lambda: page.item is not None, timeout=WAIT_MS)
+    assert page.person_label.text() == "Grading as expert-1"
+
+    pack_path = tmp_path / "for-carol.physgrade"
+    assign_in(demo)
+    with Project.open(demo) as project:
+        packs.make_pack(project, "carol", pack_path)
+    assert window.open_project(pack_path)
+    change_grader(qtbot)
+    assert window.grader_dialog is None
+    assert "always graded as carol" in window.statusBar().currentMessage()
+    assert window.open_project(demo)
+    qtbot.waitUntil(lambda: page.person_label.text() == "Grading as ben", timeout=WAIT_MS)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 from functools import partial
@@ -115,12 +116,12 @@ def test_digits_follow_the_rubric_and_undo_takes_back_the_last_change(
     press(qtbot, window, "0", Qt.Key.Key_Down, "1")  # a score moves on; Down skips MOD
     assert page.item.values == {"INT": 0, "CON": 1}
     assert page.panel.current_criterion.key == "APP"
-    press(qtbot, window, "E")
-    assert "Score APP first" in page.panel.rows[page.panel.current].refusal.text()
-    press(qtbot, window, Qt.Key.Key_Up, "E")
+    press(qtbot, window, "E")  # the note of CON, just scored; the cursor stays on APP
+    assert QApplication.focusWidget() is page.panel.rows[page.item.rubric.keys.index("CON")].note
     qtbot.keyClicks(QApplication.focusWidget(), "right principle, wrong sign")
     press(qtbot, window, Qt.Key.Key_Return)
     assert page.item.mine["CON"].note == "right principle, wrong sign"
+    assert page.panel.current_criterion.key == "APP" and page.panel.hasFocus()
 
     qtbot.keyClick(page.panel, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     assert page.item.mine["CON"].note is None  # the note went first
@@ -131,6 +132,42 @@ def test_digits_follow_the_rubric_and_undo_takes_back_the_last_change(
         actions = [a for (a,) in project.conn.execute(
             "SELECT action FROM score_history WHERE response_id = 'r-0002' ORDER BY id")]
     assert actions == ["set", "set", "clear", "clear"]
+
+
+def stored_grade(path: Path, response_id: str) -> dict[str, tuple[int | None, str | None]]:
+    """expert-1's scores and notes of ``response_id`` as the file holds them, read by a
+    connection of the test's own (not through physgrade)."""
+    conn = sqlite3.connect(path)
+    try:
+        return {criterion: (value, note) for criterion, value, note in conn.execute(
+            "SELECT s.criterion, s.value, s.note FROM scores s JOIN raters r "
+            "ON r.id = s.rater_id WHERE r.name = 'expert-1' AND s.response_id = ?",
+            (response_id,))}
+    finally:
+        conn.close()
+
+
+NOTE = "80*45 fine; 12 checking 0 1 2"
+
+
+def test_a_note_typed_after_each_score_never_scores(qtbot, graded_by_expert: MainWindow,
+                                                     demo: Path) -> None:
+    """Score, E, the note, Enter, criterion after criterion: the note's digits, letters and
+    spaces are its text, and each note lands on the criterion just scored."""
+    window = graded_by_expert
+    page = window.grading
+    assert page.select("r-0002")
+    assert page.item.mine == {} and page.panel.current_criterion.key == "INT"
+    typed: dict[str, int] = {}
+    for index, criterion in enumerate(page.item.rubric.criteria):
+        values = criterion.allowed_values(page.item.question.multiple_choice)
+        value = values[index % len(values)]  # 0 on some, more on others: unlike the note's
+        press(qtbot, window, str(value), "E")
+        typed[criterion.key] = value
+        qtbot.keyClicks(QApplication.focusWidget() or window, NOTE)
+        press(qtbot, window, Qt.Key.Key_Return)
+    assert stored_grade(demo, "r-0002") == {key: (value, NOTE) for key, value in typed.items()}
+    assert page.panel.hasFocus()  # the keyboard is back on the scores
 
 
 def test_others_stay_hidden_until_the_grade_is_complete(qtbot, graded_by_expert: MainWindow,

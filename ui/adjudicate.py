@@ -34,6 +34,7 @@ from physgrade.team.adjudication import (Decision, Dispute, Scoring, clear_decis
                                          decisions, disputes, scorings, set_decision)
 from physgrade.wording import count
 from physgrade_ui import preferences, reading, style
+from physgrade_ui.grader import show_person
 from physgrade_ui.operations import Operations, Write
 from physgrade_ui.pages import Section
 from physgrade_ui.reading_view import BufferedReadingView
@@ -52,7 +53,8 @@ KEYS = (("↑  ↓  K  J", "Previous / next criterion"),
         ("0 – 9", "Final value of the criterion (then the next disputed one)"),
         ("N", "Final value N/A (where the rubric allows it)"),
         ("⌫  Del", "Clear the final value"),
-        ("E", "Note on the final value (Enter keeps it, Esc cancels)"),
+        ("E", "Note on the final value you just set (after ↑ ↓, the current one): type, "
+              "then Enter; Esc cancels"),
         ("Enter  →  PgDn", "Next unsettled dispute"),
         ("←  PgUp", "Previous dispute"),
         ("Space", "Scroll the reading down (Shift: up)"))
@@ -317,6 +319,10 @@ class AdjudicatePage(QWidget):
         self.trail: list[str] = []             # the disputes shown before, for ←
         self._editors: dict[tuple[str, bool], list[CriterionRow]] = {}
         self._editor: CriterionRow | None = None
+        #: The row a decision key has just decided, the cursor having moved on from it by
+        #: itself: E writes its note. None once the adjudicator moves the cursor.
+        self.decided_by_key: int | None = None
+        self._after_note: int | None = None    # the row the cursor goes back to after a note
 
         self.header = self._make_header()
         self.list = QListWidget()
@@ -495,8 +501,7 @@ class AdjudicatePage(QWidget):
         same = (project is not None and self.project is not None
                 and self.project.path == project.path)
         self.project, self.adjudicator = project, adjudicator
-        self.adjudicator_label.setText(f"Adjudicating as {adjudicator}" if adjudicator
-                                       else "No adjudicator")
+        show_person(self.adjudicator_label, "Adjudicating", adjudicator)
         if not same:
             self.found, self.loaded, self.kept = [], False, set()
             self.trail.clear()
@@ -694,6 +699,7 @@ class AdjudicatePage(QWidget):
         """Put ``dispute`` on show: its reading (unless ``render`` is False: the same response)
         and its decisions."""
         self.dispute = dispute
+        self.decided_by_key = None
         self._reread(render, keep_current=not render)
 
     def _reread(self, render: bool, keep_current: bool = True) -> None:
@@ -795,6 +801,7 @@ class AdjudicatePage(QWidget):
         self.set_criterion(self.table.current + delta)
 
     def set_criterion(self, index: int) -> None:
+        self.decided_by_key = None
         if not self.table.rows:
             return
         self.table.set_current(index)
@@ -885,7 +892,9 @@ class AdjudicatePage(QWidget):
                          + (" or N/A" if criterion.allows_na else "") + ".")
             return
         if self.decide(criterion.key, value):
+            decided = self.table.current
             self._next_disputed()
+            self.decided_by_key = decided
 
     def decide(self, criterion: str, value: int | None, note: str | None = None) -> bool:
         """Commit the final value of ``criterion`` now (``note`` None keeps the note)."""
@@ -935,6 +944,7 @@ class AdjudicatePage(QWidget):
         """A value button clicked: decide it, or withdraw it if it was the decision."""
         decision = self.table.decisions.get(criterion)
         value = button.property("value")
+        self.decided_by_key = None  # the clicked value is the current row's
         if decision is not None and decision.value == value:
             self.clear()
         else:
@@ -942,25 +952,43 @@ class AdjudicatePage(QWidget):
         self.focus_table()
 
     def open_note(self) -> None:
-        """E: a note on the current criterion's final value (once there is one)."""
-        criterion = self.table.current_criterion
-        if self._editor is None or criterion is None:
+        """E: a note on the final value a decision key has just set (the cursor goes back to
+        it until Enter or Esc), else on the current criterion's.
+
+        The editor opens even without a final value (its Enter then asks for one): a refused E
+        would leave the note's text to the decision keys.
+        """
+        if self._editor is None:
             return
-        if criterion.key not in self.table.decisions:
-            self._refuse(f"Decide the final {criterion.key} first, then add a note to it.")
-            return
+        if self.decided_by_key is not None and self.decided_by_key != self.table.current:
+            self._after_note = self.table.current
+            self.set_criterion(self.decided_by_key)
         self._editor.note.show()
         self._editor.note.setFocus(Qt.FocusReason.ShortcutFocusReason)
         self._editor.note.selectAll()
 
     def _note_done(self, editor: CriterionRow) -> None:
-        decision = self.table.decisions.get(editor.criterion.key)
+        """Enter: keep the note; without a final value the editor keeps the text and the
+        keyboard (a note belongs to a decision)."""
+        key = editor.criterion.key
+        decision = self.table.decisions.get(key)
+        note = editor.note.text().strip()
+        if decision is None and note:
+            self._refuse(f"A note goes with a final value: Esc, decide {key}, then E.")
+            return
         editor.note.clearFocus()
-        if decision is not None and editor.note.text().strip() != (decision.note or ""):
-            self.decide(editor.criterion.key, decision.value, editor.note.text())
-        self.focus_table()
+        if decision is not None and note != (decision.note or ""):
+            self.decide(key, decision.value, note)
+        self._end_note()
 
     def _note_cancelled(self, editor: CriterionRow) -> None:
         editor.note.clearFocus()
         self._show_editor()
+        self._end_note()
+
+    def _end_note(self) -> None:
+        """The keyboard back on the table, its cursor where it was before E."""
+        if self._after_note is not None:
+            self.set_criterion(self._after_note)
+            self._after_note = None
         self.focus_table()

@@ -35,6 +35,7 @@ from physgrade.validation.sampling import Sample
 from physgrade.validation.session import ReviewItem, VerdictView
 from physgrade.wording import sentence
 from physgrade_ui import reading, style, transfer
+from physgrade_ui.grader import show_person
 from physgrade_ui.operations import Operations, Write
 from physgrade_ui.pages import Section
 from physgrade_ui.reading_view import BufferedReadingView
@@ -466,7 +467,7 @@ class AuditPage(QWidget):
         self.progress_bar = QProgressBar(header)
         self.progress_bar.setTextVisible(False)
         self.progress_bar.setMaximumWidth(180)  # narrower on a small screen
-        self.reviewer_label = label("", "reviewer", header)
+        self.reviewer_label = label("", "person", header)
         self.reviewer_label.setTextFormat(Qt.TextFormat.PlainText)
         top = QHBoxLayout()
         top.setSpacing(12)
@@ -607,8 +608,7 @@ class AuditPage(QWidget):
             self.empty_title.setText("No judges to audit yet" if no_judges
                                      else "No audit sample yet")
             self.empty_text.setText(NO_JUDGES if no_judges else NO_SAMPLE)
-        self.reviewer_label.setText(f"Reviewer: {self.reviewer}" if self.reviewer
-                                    else "No reviewer")
+        show_person(self.reviewer_label, "Reviewing", self.reviewer)
 
     # -- samples --------------------------------------------------------------------------------
 

@@ -33,6 +33,7 @@ from physgrade.project import Project
 from physgrade.queries import question as stored_question
 from physgrade.taxonomy import BLOOM_COGNITIVE, BLOOM_KNOWLEDGE
 from physgrade_ui import reading, style
+from physgrade_ui.grader import show_person
 from physgrade_ui.operations import Operations
 from physgrade_ui.pages import Section
 from physgrade_ui.reading_view import BufferedReadingView
@@ -414,7 +415,7 @@ class BloomPage(QWidget):
             self.session_adjudicated.clear()
             self.started = self.clock()
         self.project, self.annotator = project, annotator
-        self.annotator_label.setText(f"Annotator: {annotator}" if annotator else "No annotator")
+        show_person(self.annotator_label, "Labelling", annotator)
         if project is None:  # the empty state says so (the reading is out of sight)
             self.item = self.index = None
             self.items = []

@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QComboBox, QDoubleSpinBo
 
 from physgrade.changes import Changes, Kind
 from physgrade.dedup import pairs
-from physgrade.dedup.pairs import CONFIRMED, REJECTED, StoredPair
+from physgrade.dedup.pairs import CONFIRMED, REJECTED, TO_REVIEW, StoredPair
 from physgrade.dedup.texts import WITHIN
 from physgrade.project import Project
 from physgrade.tasks import Task
@@ -60,8 +60,10 @@ DECISIONS = {CONFIRMED: "✓ confirmed", REJECTED: "✗ rejected"}
 STAGES = (("Any", None), ("1 · word 5-grams", 1), ("2 · embeddings", 2), ("1 + 2 · both", "both"))
 JUDGE_LABELS = (("Any", None), ("Close duplicate", "close_duplicate"),
                 ("Same topic", "same_topic"), ("Not labelled", "none"))
-DECISION_FILTERS = (("Any", None), ("Undecided", "none"), ("Confirmed", CONFIRMED),
-                    ("Rejected", REJECTED))
+#: The first, shown at the start, leaves out the pairs the project declares variants.
+DECISION_FILTERS = (("To review", TO_REVIEW), ("Any", None), ("Undecided", "none"),
+                    ("Confirmed", CONFIRMED), ("Rejected", REJECTED))
+DECLARED_VARIANT = "declared variant"
 #: Words of a question shown in the table and the cluster view.
 PREVIEW_WORDS = 16
 NO_AUDIT = ("An audit compares every question of the project with every other (or with "
@@ -251,7 +253,8 @@ COLUMNS: tuple[tuple[str, Callable[[StoredPair], str]], ...] = (
     ("Jaccard", lambda p: f"{p.jaccard:.3f}"),
     ("Stages", lambda p: stages_text(p.stages)),
     ("Judge", lambda p: LABELS.get(p.label or "", p.label or "—")),
-    ("Decision", lambda p: DECISIONS.get(p.decision or "", "—")),
+    ("Decision", lambda p: DECISIONS.get(p.decision or "",
+                                         DECLARED_VARIANT if p.declared_variant else "—")),
     ("Question A", lambda p: preview(p.a_text)),
 )
 NUMERIC = {"Cosine", "Jaccard"}
@@ -593,6 +596,7 @@ class DuplicatesPage(QWidget):
         # broadcast back to it: not read again.
         self._shown: Changes | None = None
         self._decisions: dict[int, str | None] = {}  # every pair of the source: its decision
+        self._declared = 0  # pairs of the source that the project declares variants
         self._clusters_stale = True
         self._cluster_count: int | None = None  # known before the tree is laid out
 
@@ -723,6 +727,7 @@ class DuplicatesPage(QWidget):
         for combo in (self.source, self.stage, self.label_filter, self.decision_filter):
             combo.activated.connect(self.focus_pairs)  # chosen: back to the keys
         self.count = label("", "muted")
+        self.count.setWordWrap(True)  # a second line, rather than a page wider than the window
         bar = QHBoxLayout()
         bar.setSpacing(6)
         for title, combo in (("Source", self.source), ("Stage", self.stage),
@@ -848,7 +853,7 @@ class DuplicatesPage(QWidget):
         source = self.current_source()
         if self.project is None or source is None:
             self.model.set_rows([])
-            self._decisions = {}
+            self._decisions, self._declared = {}, 0
             self._show_current(QModelIndex())
             self._show_count()
             self._show_state()
@@ -860,7 +865,9 @@ class DuplicatesPage(QWidget):
                                   self.decision_filter.currentData())
         if stage == "both":
             rows = [p for p in rows if set(p.stages) >= {1, 2}]
-        self._decisions = {p.id: p.decision for p in pairs.stored_pairs(self.project, source)}
+        everything = pairs.stored_pairs(self.project, source)
+        self._decisions = {p.id: p.decision for p in everything}
+        self._declared = sum(p.declared_variant for p in everything)
         self.model.set_rows(rows)
         self._fit_columns()
         row = self.model.row_of(keep.id if keep else None)
@@ -883,9 +890,11 @@ class DuplicatesPage(QWidget):
         shown = self.model.rowCount()
         text = f"{shown:,} of {total:,} pairs" if shown != total else \
             f"{total:,} pair{'' if total == 1 else 's'}"
-        self.count.setText(f"{text}  ·  {decided.count('confirmed'):,} confirmed, "
+        declared = (f" · {self._declared:,} declared variant{'' if self._declared == 1 else 's'}"
+                    if self._declared else "")
+        self.count.setText(f"{text} · {decided.count('confirmed'):,} confirmed, "
                            f"{decided.count('rejected'):,} rejected, "
-                           f"{decided.count(None):,} undecided")
+                           f"{decided.count(None):,} undecided{declared}")
 
     def current_pair(self) -> StoredPair | None:
         index = self.table.selectionModel().currentIndex()

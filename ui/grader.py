@@ -1,31 +1,86 @@
-"""Who is grading: asked at first start, remembered in the app's settings, changeable.
+"""Who is grading: one person per project, remembered in the app's settings, changeable.
 
-The name is the grader's identity in every project they open (scores, history, positions).
+A grader's pack is always graded as its grader (the pack says who). Any other project is graded
+as the person chosen in it; a project opened for the first time takes the person chosen last
+and keeps them. So opening a pack, or choosing someone else in one project, never changes who
+you are in another.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSettings
-from PySide6.QtWidgets import QComboBox, QDialog, QDialogButtonBox, QVBoxLayout, QWidget
+from pathlib import Path
 
+from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QLabel, QVBoxLayout,
+                               QWidget)
+
+from physgrade.project import Project
+from physgrade.team import packs
 from physgrade_ui.widgets import label
 
+#: the person chosen last: who a project opened for the first time is graded as
 KEY = "grader"
+#: each project's person, by the project file's resolved path
+BY_PROJECT_KEY = "graders_by_project"
+#: the window's entry that changes the person, and its key
+CHANGE_ACTION, CHANGE_KEY = "Change &Grader…", "Ctrl+G"
+CHANGE_HINT = (f"Grading ▸ {CHANGE_ACTION.replace('&', '')} ({CHANGE_KEY}) changes who you are "
+               "in this project.")
 
 
 def remembered() -> str | None:
+    """The person chosen last, in any project (None: nobody has said yet)."""
     name = QSettings().value(KEY, "", str)
     return name.strip() or None
 
 
 def remember(name: str) -> None:
+    """``name`` is who a project opened for the first time is graded as."""
     QSettings().setValue(KEY, name.strip())
 
 
-class GraderDialog(QDialog):
-    """Type a name or pick one of the project's graders; Enter confirms."""
+def _by_project() -> dict[str, str]:
+    return dict(QSettings().value(BY_PROJECT_KEY, {}) or {})
 
-    def __init__(self, known: list[str], current: str | None, parent: QWidget | None = None) -> None:
+
+def person_for(project: Project) -> str | None:
+    """Who grades ``project``: a pack's grader; else the person chosen in it; else the person
+    chosen last, kept for the project from now on, so that a later choice elsewhere does not
+    change it (None: nobody has said yet)."""
+    pack = packs.origin(project)
+    if pack is not None:
+        return pack.grader
+    name = _by_project().get(str(project.path.resolve())) or remembered()
+    if name is not None:
+        _keep(project.path, name)
+    return name
+
+
+def choose(path: Path, name: str) -> None:
+    """``name`` grades the project at ``path`` from now on, and any project opened for the first
+    time after it."""
+    _keep(path, name)
+    remember(name)
+
+
+def _keep(path: Path, name: str) -> None:
+    graders = _by_project()
+    graders[str(path.resolve())] = name.strip()
+    QSettings().setValue(BY_PROJECT_KEY, graders)
+
+
+def show_person(widget: QLabel, activity: str, person: str | None) -> None:
+    """Say on ``widget`` who does ``activity`` ("Grading") on the page: "Grading as ana"."""
+    widget.setText(f"{activity} as {person}" if person else f"{activity} as nobody yet")
+    widget.setToolTip(CHANGE_HINT)
+
+
+class GraderDialog(QDialog):
+    """Type a name or pick one of the project's graders; Enter confirms. It says what changing
+    the name changes, so that it is asked once."""
+
+    def __init__(self, project: Path, known: list[str], current: str | None,
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Who is grading?")
         self.name = QComboBox()
@@ -41,8 +96,10 @@ class GraderDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(22, 20, 22, 18)
         layout.setSpacing(10)
-        intro = label("Your scores are kept under this name, in every project you open. "
-                      "Colleagues grading the same project use their own names.", "muted")
+        intro = label(f"The grades, reviews and labels you give from now on in {project.name} "
+                      "are stored under this name. What was given already stays under the name "
+                      "that gave it: nothing is moved. Other projects keep their own names.",
+                      "muted")
         intro.setWordWrap(True)
         layout.addWidget(intro)
         layout.addWidget(self.name)

@@ -166,7 +166,8 @@ class MainWindow(QMainWindow):
         (self.overview_action, self.grade_action, self.questions_action, self.reports_action,
          self.duplicates_action, self.audit_action, self.bloom_action,
          self.adjudicate_action) = self.page_actions
-        self.grader_action = self._action("Change &Grader…", "Ctrl+G", self.choose_grader, True)
+        self.grader_action = self._action(grader.CHANGE_ACTION, grader.CHANGE_KEY,
+                                          self.choose_grader, True)
         self.estimation_action = self._action("Draw &Estimation Sample…", "Ctrl+Shift+E",
                                               self.draw_estimation_sample, True)
         self.judge_action = self._action("&Run judge…", "Ctrl+Shift+J", self.run_judge, True)
@@ -257,35 +258,32 @@ class MainWindow(QMainWindow):
             self.ops.open(path if path.suffix else path.with_suffix(".physgrade"), create=True)
 
     def _project_changed(self, project: Project | None) -> None:
-        """The operations opened (or closed) a project: every page shows it from now on. A
-        grader's pack is graded as its grader, so its Grade page's queue is their assignment."""
+        """The operations opened (or closed) a project: every page shows it from now on, for
+        the project's own person (:func:`~physgrade_ui.grader.person_for`). A grader's pack is
+        graded as its grader, so its Grade page's queue is their assignment."""
         self.pack = packs.origin(project) if project is not None else None
-        switched_to = (self.pack.grader if self.pack is not None
-                       and grader.remembered() != self.pack.grader else None)
-        if switched_to is not None:
-            grader.remember(switched_to)
+        person = grader.person_for(project) if project is not None else None
         if project is not None:
             recent.remember(project.path)
             self._fill_recent_menu()
+        self.pages.set_context(project, person)
         self._show_project_state()
-        self.pages.set_context(project, grader.remembered())
         if project is not None:
             self.show_page(GRADE)
-            if switched_to is not None:
-                self.ops.say(f"This is {switched_to}'s grader pack: you grade as "
-                             f"{switched_to} now (Ctrl+G changes it).", 0)
-            elif grader.remembered() is None:
+            if self.pack is not None:
+                self._say_pack_grader()
+            elif person is None:
                 self.choose_grader()
 
     def _show_project_state(self) -> None:
         has_project = self.project is not None
-        name = grader.remembered()
+        name = self.pages.person
         title = "physgrade"
         if self.project is not None:
             title += f" — {self.project.path.name}"
             if self.pack is not None:
                 title += f" — pack for {self.pack.grader}"
-            if name and (self.pack is None or name != self.pack.grader):
+            elif name:
                 title += f" — {name}"
         self.setWindowTitle(title)
         self.screens.setCurrentIndex(1 if has_project else 0)
@@ -302,20 +300,31 @@ class MainWindow(QMainWindow):
     # -- the grader -------------------------------------------------------------------------
 
     def choose_grader(self) -> None:
-        """Ask who is grading (without blocking); the pages reopen under the new name."""
-        if self.grader_dialog is not None:
+        """Ask who grades the open project (without blocking); the pages reopen under the new
+        name. A pack is always graded as its grader: it says so instead."""
+        if self.project is None or self.grader_dialog is not None:
             return
-        known = graders(self.project) if self.project else []
-        self.grader_dialog = grader.GraderDialog(known, grader.remembered(), self)
+        if self.pack is not None:
+            self._say_pack_grader()
+            return
+        self.grader_dialog = grader.GraderDialog(self.project.path, graders(self.project),
+                                                 self.pages.person, self)
         self.grader_dialog.accepted.connect(self._grader_chosen)
         self.grader_dialog.finished.connect(self._grader_dialog_closed)
         self.grader_dialog.open()
 
     def _grader_chosen(self) -> None:
-        assert self.grader_dialog is not None
-        grader.remember(self.grader_dialog.chosen())
+        assert self.grader_dialog is not None and self.project is not None
+        name = self.grader_dialog.chosen()
+        grader.choose(self.project.path, name)
+        self.pages.set_context(self.project, name)
         self._show_project_state()
-        self.pages.set_context(self.project, grader.remembered())
+
+    def _say_pack_grader(self) -> None:
+        """Its grades merge back into the project under the grader's name: a pack has no other."""
+        assert self.pack is not None
+        self.ops.say(f"This is {self.pack.grader}'s grader pack: it is always graded as "
+                     f"{self.pack.grader} (other projects keep their own names).", 0)
 
     def _grader_dialog_closed(self) -> None:
         self.grader_dialog = None

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (QButtonGroup, QFrame, QGridLayout, QHBoxLayout, QLabel,
                                QLineEdit, QPushButton, QVBoxLayout, QWidget)
@@ -27,15 +27,32 @@ REFUSAL_MS = 4000
 
 
 class NoteEdit(QLineEdit):
-    """A criterion's note: Enter keeps it, Escape gives up the edit."""
+    """A criterion's note: Enter keeps it, Escape gives up the edit.
+
+    While it has the keyboard every key without Ctrl, Alt or Meta is its own: digits, letters,
+    arrows, Escape and Tab never reach the page's scoring shortcuts, so a note cannot score.
+    """
 
     cancelled = Signal()
+
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ShortcutOverride and not (
+                event.modifiers() & ~(Qt.KeyboardModifier.ShiftModifier
+                                      | Qt.KeyboardModifier.KeypadModifier)):
+            event.accept()  # a plain key is text (or Enter, Esc) for the note, not a shortcut
+            return True
+        return super().event(event)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         if event.key() == Qt.Key.Key_Escape:
             self.cancelled.emit()
-            return
-        super().keyPressEvent(event)
+        else:
+            super().keyPressEvent(event)
+        event.accept()  # ↑ ↓ and the like end here rather than scroll the panel
+
+    def focusNextPrevChild(self, next: bool) -> bool:
+        """Tab stays in the note: moved on, the keys would score again with the note open."""
+        return False
 
 
 class CriterionRow(QFrame):
@@ -95,7 +112,7 @@ class CriterionRow(QFrame):
         self.help = label(criterion.help, "criterion-help")
         self.help.setWordWrap(True)
         self.note = NoteEdit()
-        self.note.setPlaceholderText("Note on this criterion — Enter keeps it, Esc cancels")
+        self.note.setPlaceholderText(f"Note on {criterion.key} — Enter keeps it, Esc cancels")
         self.note.hide()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(10, 6, 10, 6)
@@ -324,11 +341,16 @@ class ScoringPanel(RowCursor, QWidget):
         row = self.rows[self.current]
         return row.criterion.allows_na if value is None else value in row.values
 
-    def open_note(self) -> None:
-        row = self.rows[self.current]
+    def open_note(self, index: int) -> CriterionRow:
+        """Open the note of row ``index`` (the cursor stays where it is) and give it the keyboard."""
+        row = self.rows[index]
         row.note.show()
         row.note.setFocus(Qt.FocusReason.ShortcutFocusReason)
         row.note.selectAll()
+        return row
+
+    def writing_note(self) -> bool:
+        return any(row.note.hasFocus() for row in self.rows)
 
     # -- what the grader does -------------------------------------------------------------
 
@@ -337,7 +359,13 @@ class ScoringPanel(RowCursor, QWidget):
         self.value_chosen.emit(key, button.property("value"))
 
     def _note_done(self, row: CriterionRow) -> None:
+        """Enter: keep the note; on a criterion without a score the editor keeps the text and
+        the keyboard (a note belongs to a score), so that nothing typed falls to the keys."""
         note = row.note.text().strip()
+        key = row.criterion.key
+        if note and self.item is not None and key not in self.item.mine:
+            row.refuse(f"A note goes with a score: Esc, score {key}, then E.")
+            return
         row.note.clearFocus()
         self.note_edited.emit(row.criterion.key, note)
         self.note_closed.emit()

@@ -114,7 +114,7 @@ QLabel[role="decision"][decision="none"] {{ color: {MUTED}; background: {BACKGRO
 QLabel[role="decision"][decision="confirmed"] {{ color: {GOOD}; background: {GOOD_BACKGROUND}; }}
 QLabel[role="decision"][decision="rejected"] {{ color: {BAD}; background: {BAD_BACKGROUND}; }}
 QLabel[role="alias"] {{ font-size: 16pt; font-weight: 700; color: {TEXT}; }}
-QLabel[role="reviewer"] {{ font-weight: 600; color: {ACCENT}; }}
+QLabel[role="person"] {{ font-weight: 600; color: {ACCENT}; }}
 QLabel[role="judge-score"] {{
     font-family: monospace; font-weight: 700; color: {TEXT}; background: {BACKGROUND};
     border: 1px solid {BORDER}; border-radius: 4px; padding: 2px 6px;

@@ -182,14 +182,15 @@ def list_table(model: QAbstractItemModel, row_height: int) -> QTableView:
 
 class SessionHeader(QFrame):
     """The card above a page worked through item by item (Bloom labels, Adjudicate): the title
-    and the page's controls, each after its caption, with the person at work on the right;
-    under them the session's counts (``stats``) and where the person is (``position``)."""
+    and the page's controls, each after its caption; under them the session's counts
+    (``stats``), the person at work (``person``) and where they are (``position``), on a row of
+    their own so that a long name never widens the window."""
 
     def __init__(self, title: str, controls: Iterable[tuple[str, QWidget]],
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setProperty("role", "card")
-        self.person = label("", "reviewer", self)
+        self.person = label("", "person", self)
         self.stats = label("", None, self)
         self.position = label("", "position", self)
         for plain in (self.person, self.stats, self.position):
@@ -204,10 +205,11 @@ class SessionHeader(QFrame):
             top.addWidget(control)
             top.addSpacing(6)
         top.addStretch(1)
-        top.addWidget(self.person)
         bottom = QHBoxLayout()
         bottom.setSpacing(10)
         bottom.addWidget(self.stats, 1)
+        bottom.addWidget(self.person)
+        bottom.addSpacing(12)
         bottom.addWidget(self.position)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(18, 10, 18, 10)

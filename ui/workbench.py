@@ -28,13 +28,14 @@ from physgrade.queue import (Position, QueueFilter, QueueItem, facet_values, loa
 from physgrade_ui import preferences, reading
 from physgrade_ui.answer_hint import AnswerHints
 from physgrade_ui.comparison import ComparisonPanel
+from physgrade_ui.grader import show_person
 from physgrade_ui.operations import Operations, Write
 from physgrade_ui.pages import Section
 from physgrade_ui.queue_view import QueuePanel
 from physgrade_ui.reading_bar import ReadingBar
 from physgrade_ui.reading_view import BufferedReadingView
 from physgrade_ui.scoring import ScoringPanel
-from physgrade_ui.widgets import label, named_shortcut, shortcuts
+from physgrade_ui.widgets import ElidedLabel, label, named_shortcut, shortcuts
 
 #: the panes' first widths, before the grader has moved a splitter
 QUEUE_WIDTH = 270
@@ -69,6 +70,9 @@ class GradingPage(QSplitter):
         self.item: GradingItem | None = None
         self.undo_stack: list[Change] = []
         self.pace = Pace()
+        #: The criterion a score key has just scored, the cursor having moved on from it by
+        #: itself: E writes its note. None once the grader moves the cursor.
+        self.scored_by_key: str | None = None
 
         self.queue = QueuePanel()
         self.queue.filter_changed.connect(self._filter_changed)
@@ -101,10 +105,13 @@ class GradingPage(QSplitter):
         self.pace_label.setToolTip("Responses you have graded in full since physgrade started, "
                                    "and how many per hour of work (a pause counts five minutes "
                                    "at most)")
+        self.person_label = ElidedLabel()  # a long name ends in "…" rather than widen the pane
+        self.person_label.setProperty("role", "person")
         side = QWidget()
         side_layout = QVBoxLayout(side)
         side_layout.setContentsMargins(10, 10, 14, 12)
         side_layout.setSpacing(8)
+        side_layout.addWidget(self.person_label)
         pace_row = QHBoxLayout()
         pace_row.setSpacing(8)
         pace_row.addWidget(self.progress_bar, 1)
@@ -189,7 +196,8 @@ class GradingPage(QSplitter):
             ("N", "N/A (where the rubric allows it)", key(["N"], partial(self.score_key, None))),
             ("↑  ↓", "Previous / next criterion",
              key(["Up"], partial(self.move, -1)) + key(["Down"], partial(self.move, 1))),
-            ("E", "Write a note on the criterion (Enter keeps it)", key(["E"], self.open_note)),
+            ("E", "Note on the criterion you just scored (after ↑ ↓, the current one): type, "
+                  "then Enter; Esc cancels", key(["E"], self.open_note)),
             ("Ctrl+Z", "Undo the last change", key(["Ctrl+Z"], self.undo)),
             ("→  ←", "Next / previous response",
              key(["Right"], partial(self.step, 1)) + key(["Left"], partial(self.step, -1))),
@@ -224,6 +232,7 @@ class GradingPage(QSplitter):
     def move(self, delta: int) -> None:
         """Up / Down, or a score given: the next criterion, scrolled into view on a short
         screen where the rubric does not fit."""
+        self.scored_by_key = None
         self.panel.move(delta)
         self._reveal_current()
 
@@ -310,6 +319,7 @@ class GradingPage(QSplitter):
         either is unknown)."""
         self.undo_stack.clear()
         self.hints.reset()
+        show_person(self.person_label, "Grading", grader)
         if project is None or grader is None:
             self.project = self.grader = None
             self.queue.model.set_items([], QueueFilter())
@@ -456,6 +466,7 @@ class GradingPage(QSplitter):
         if self.item is not None and self.item.response_id != response_id:
             self.close_comparison()  # a new response is read first, blind
         self.item = item
+        self.scored_by_key = None
         self.reader.show_html(reading.grading_html(item))
         self.panel.show_item(item)
         self._reveal_current()
@@ -509,9 +520,11 @@ class GradingPage(QSplitter):
             return
         self.score(criterion.key, value)
         self.move(1)
+        self.scored_by_key = criterion.key
 
     def score(self, criterion: str, value: int | None) -> None:
         """Write one criterion's score; once it is committed, remember how to undo it."""
+        self.scored_by_key = None  # a click scores the row it makes current
         item = self.item
         before = item.mine.get(criterion)
         unchanged = before is not None and before.value == value
@@ -524,13 +537,17 @@ class GradingPage(QSplitter):
             self.panel.show_item(item, keep_current=True)  # a clicked button shows what is stored
 
     def open_note(self) -> None:
-        criterion = self.panel.current_criterion
-        if self.item is None or criterion is None:
+        """E: the note of the criterion a score key has just scored, else of the current one.
+
+        A score moves the cursor on, so the note goes where the score went, and the cursor
+        stays for the next score. The editor opens even on a criterion without a score (its
+        Enter then asks for one): a refused E would leave the note's text to the score keys.
+        """
+        if self.item is None or not self.panel.rows:
             return
-        if criterion.key not in self.item.mine:
-            self.panel.refuse(f"Score {criterion.key} first, then add a note to it.")
-            return
-        self.panel.open_note()
+        index = (self.item.rubric.keys.index(self.scored_by_key) if self.scored_by_key
+                 else self.panel.current)
+        self.side.ensureWidgetVisible(self.panel.open_note(index).note, 0, 12)
 
     def write_note(self, criterion: str, note: str) -> None:
         item = self.item
@@ -574,6 +591,7 @@ class GradingPage(QSplitter):
     def _undone(self, change: Change, changes: Changes) -> None:
         self.pace.acted()
         if self.item is not None and self.item.response_id == change.response_id:
+            self.scored_by_key = None
             self.panel.set_current(self.item.rubric.keys.index(change.criterion))
         self.ops.say(f"Undone: {change.criterion} on {change.response_id}.")
 
@@ -584,7 +602,11 @@ class GradingPage(QSplitter):
             QTimer.singleShot(ADVANCE_DELAY_MS, partial(self._advance_from, response_id))
 
     def _advance_from(self, response_id: str) -> None:
-        if self.item is not None and self.item.response_id == response_id and self.item.complete:
+        """Move on, unless a note is being written: it would end on the next response's row."""
+        if self.panel.writing_note():
+            QTimer.singleShot(ADVANCE_DELAY_MS, partial(self._advance_from, response_id))
+        elif (self.item is not None and self.item.response_id == response_id
+              and self.item.complete):
             self.next_unfinished()
 
     def _hint_setting_changed(self) -> None:

@@ -24,8 +24,11 @@ LABELS = ("close_duplicate", "same_topic")
 #: A reviewer's decision on a pair: a duplicate indeed, or not one.
 CONFIRMED, REJECTED = "confirmed", "rejected"
 DECISIONS = (CONFIRMED, REJECTED)
+#: The decision filter of the pairs that wait for a reviewer: undecided, and not a pair the
+#: project declares related already (a question and its variant are meant to be alike).
+TO_REVIEW = "to review"
 CSV_FIELDS = ("a", "b", "source", "jaccard", "cosine", "stages", "label", "label_model",
-              "decision", "decided_by", "cluster", "a_text", "b_text")
+              "decision", "decided_by", "declared_variant", "cluster", "a_text", "b_text")
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +47,9 @@ class StoredPair:
     label_rationale: str | None
     decision: str | None
     decided_by: str | None
+    #: Both questions are the project's and it declares them variants: one of the other, or
+    #: both of one base question (``variant_of``).
+    declared_variant: bool = False
 
 
 def save(project: Project, result: "Result", source: str, texts_b: dict[str, str] | None,
@@ -107,9 +113,13 @@ def labels(project: Project, source: str,
 def stored_pairs(project: Project, source: str | None = None, stage: int | None = None,
                  label: str | None = None, decision: str | None = None) -> list[StoredPair]:
     """Pairs by descending cosine, narrowed by source, a stage that flagged them, a judge label
-    (``"none"``: unlabelled) and a decision (``"none"``: undecided)."""
+    (``"none"``: unlabelled) and a decision (``"none"``: undecided; :data:`TO_REVIEW`:
+    undecided and no declared variant)."""
     terms: list[str] = ["1"]
     params: list[str | int] = []
+    to_review = decision == TO_REVIEW
+    if to_review:
+        decision = "none"
     if source is not None:
         terms.append("p.source = ?")
         params.append(source)
@@ -125,14 +135,23 @@ def stored_pairs(project: Project, source: str | None = None, stage: int | None 
     rows = project.conn.execute(
         "SELECT p.id, p.source, p.a, p.b, qa.question, qa.options, "
         "coalesce(p.b_text, qb.question), qb.options, p.jaccard, p.cosine, p.stages, p.label, "
-        "p.label_model, p.label_rationale, p.decision, p.decided_by FROM duplicate_pairs p "
+        "p.label_model, p.label_rationale, p.decision, p.decided_by, qb.id IS NOT NULL, "
+        "qa.variant_of, qb.variant_of FROM duplicate_pairs p "
         "JOIN questions qa ON qa.id = p.a "
         "LEFT JOIN questions qb ON qb.id = p.b AND p.b_text IS NULL "
         f"WHERE {' AND '.join(terms)} ORDER BY p.cosine DESC, p.jaccard DESC, p.id", params)
-    return [StoredPair(pid, src, a, b, _text(a_text, a_options), _text(b_text or "", b_options),
-                       jac, cos, tuple(json.loads(stages)), lab, lab_model, rationale, dec, by)
-            for (pid, src, a, b, a_text, a_options, b_text, b_options, jac, cos, stages, lab,
-                 lab_model, rationale, dec, by) in rows]
+    found = [StoredPair(pid, src, a, b, _text(a_text, a_options), _text(b_text or "", b_options),
+                        jac, cos, tuple(json.loads(stages)), lab, lab_model, rationale, dec, by,
+                        src == WITHIN and b_is_ours and _variants(a, b, a_base, b_base))
+             for (pid, src, a, b, a_text, a_options, b_text, b_options, jac, cos, stages, lab,
+                  lab_model, rationale, dec, by, b_is_ours, a_base, b_base) in rows]
+    return [p for p in found if not p.declared_variant] if to_review else found
+
+
+def _variants(a: str, b: str, a_base: str | None, b_base: str | None) -> bool:
+    """Whether the questions ``a`` and ``b`` (of variant bases ``a_base``, ``b_base``) are
+    declared variants: one of the other, or both of one base."""
+    return a_base == b or b_base == a or (a_base is not None and a_base == b_base)
 
 
 def _text(question: str, options: str | None) -> str:
@@ -198,5 +217,6 @@ def write_csv(project: Project, path: str | Path, pairs: list[StoredPair]) -> No
             writer.writerow([p.a, p.b, p.source or "(within)", f"{p.jaccard:.4f}",
                              f"{p.cosine:.4f}", "+".join(map(str, p.stages)), p.label or "",
                              p.label_model or "", p.decision or "", p.decided_by or "",
+                             "yes" if p.declared_variant else "",
                              numbers.get(p.a, "") if p.source == WITHIN else "", p.a_text,
                              p.b_text])
