@@ -52,7 +52,8 @@ def build(folder: Path, graders: int, per_grader: int) -> None:
     with Project.create(folder / PROJECT) as project:
         import_file(project, problems, "questions")
         import_file(project, answers, "responses")
-        assign.apply(project, assign.plan(project, names, 0.0, per_grader=per_grader, seed=1))
+        assign.apply(project, assign.plan(project, names, 0.0, per_grader=per_grader, seed=1,
+                                          include_graded=True))
         made, _ = make_packs(project, folder / "packs")
     for pack in made:
         grade(pack.path, pack.grader)

@@ -1042,8 +1042,8 @@ def _next_sample_name(project: Project) -> str:
 
 # -- team grading ---------------------------------------------------------------------------
 
-@command("assign", "split the responses nobody is assigned yet among graders, a share of them "
-                   "to two, stratified by model and topic",
+@command("assign", "split the responses nobody is assigned or has graded yet among graders, a "
+                   "share of them to two, stratified by model and topic",
          DB,
          arg("--graders", required=True, metavar="A,B,C", help="the graders' names, "
                                                                 "comma-separated"),
@@ -1058,6 +1058,9 @@ def _next_sample_name(project: Project) -> str:
              help="assign only some responses (repeatable): model, topic, kind, bloom"),
          arg("--sample", metavar="NAME",
              help="assign only the responses of this estimation sample (see estimate-sample)"),
+         arg("--include-graded", action="store_true",
+             help="assign responses a person has already finished grading too (default: only "
+                  "responses no one has graded)"),
          arg("--dry-run", action="store_true", help="show the plan; write nothing"))
 def cmd_assign(args: argparse.Namespace) -> None:
     from physgrade.report.options import ReportFilter
@@ -1068,7 +1071,7 @@ def cmd_assign(args: argparse.Namespace) -> None:
     with Project.open(args.db) as project:
         planned = assign.plan(project, graders, args.overlap, per_grader=args.per_grader,
                               seed=seed, report_filter=ReportFilter.parse(args.filter or []),
-                              sample=args.sample)
+                              sample=args.sample, include_graded=args.include_graded)
         if not args.dry_run:
             assign.apply(project, planned)
     print(f"{'would assign' if args.dry_run else 'assigned'} (seed {seed}): {planned.text()}")

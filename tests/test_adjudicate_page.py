@@ -271,7 +271,7 @@ def test_the_panes_open_as_the_adjudicator_left_them(qtbot, demo: Path) -> None:
         window.show()
         qtbot.waitExposed(window)
         page = show_page(window, qtbot)
-        qtbot.waitUntil(lambda: page._sized, timeout=5_000)  # noqa: B023
+        qtbot.waitUntil(lambda: page.panes.laid_out, timeout=5_000)  # noqa: B023
         sizes.append(page.session.sizes())
         if len(sizes) == 1:
             page.session.setSizes([300, sizes[0][1] + sizes[0][0] - 300, sizes[0][2]])
@@ -279,3 +279,32 @@ def test_the_panes_open_as_the_adjudicator_left_them(qtbot, demo: Path) -> None:
             sizes[0] = page.session.sizes()
         window.close()
     assert sizes[1] == sizes[0] and sizes[1][0] == 300
+
+
+def test_each_project_keeps_its_own_pane_sizes(qtbot, demo: Path, tmp_path: Path) -> None:
+    from physgrade.demo import build_demo
+    from physgrade_ui import grader
+
+    other = tmp_path / "other.physgrade"
+    build_demo(other)
+    grader.remember(ME)
+    window = MainWindow(demo)
+    qtbot.addWidget(window)
+    window.resize(1440, 900)
+    window.show()
+    qtbot.waitExposed(window)
+
+    def list_width(path: Path, dragged_to: int | None = None) -> int:
+        """The list's width in the project at ``path``, after a drag to ``dragged_to``."""
+        assert window.open_project(path)
+        page = show_page(window, qtbot)
+        qtbot.waitUntil(lambda: page.panes.laid_out, timeout=5_000)
+        if dragged_to is not None:
+            page.session.moveSplitter(dragged_to, 1)
+        return page.session.sizes()[0]
+
+    assert list_width(demo, 300) == 300
+    assert list_width(other) == 300  # first opened: the sizes last used anywhere
+    assert list_width(other, 220) == 220
+    assert list_width(demo) == 300
+    assert list_width(other) == 220

@@ -10,7 +10,9 @@ pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import QPoint, QRect, Qt  # noqa: E402
 
-from conftest import grading_window, press  # noqa: E402
+from conftest import grading_window, people_scores, press  # noqa: E402
+from physgrade.demo import build_demo  # noqa: E402
+from physgrade.project import Project  # noqa: E402
 from physgrade_ui import preferences  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("app_settings")
@@ -41,6 +43,72 @@ def test_queue_zoom_and_pane_sizes_are_kept_for_the_next_start(qtbot, demo: Path
     press(qtbot, again, "Q")
     qtbot.keyClick(page.panel, Qt.Key.Key_0, Qt.KeyboardModifier.ControlModifier)
     assert page.queue.isVisible() and page.reader.current.zoomFactor() == 1.0
+
+
+def test_each_project_keeps_its_own_pane_sizes(qtbot, demo: Path, tmp_path: Path) -> None:
+    """The queue's width is the project's; the zoom is the reader's, in every project."""
+    other = tmp_path / "other.physgrade"
+    build_demo(other)
+    window = grading_window(qtbot, demo)
+    page = window.grading
+    default_width = page.sizes()[0]
+    page.moveSplitter(default_width + 120, 1)  # the grader widens the queue in the demo
+    widened = page.sizes()[0]
+    assert widened > default_width
+    qtbot.keyClick(page.panel, Qt.Key.Key_Equal, Qt.KeyboardModifier.ControlModifier)
+
+    assert window.open_project(other)
+    assert page.sizes()[0] == widened  # first opened: the sizes last used anywhere
+    assert page.reader.current.zoomFactor() == 1.1
+    page.moveSplitter(widened - 100, 1)
+    narrowed = page.sizes()[0]
+    assert narrowed < widened
+
+    assert window.open_project(demo)
+    assert page.sizes()[0] == widened
+    assert window.open_project(other)
+    assert page.sizes()[0] == narrowed
+    window.close()
+
+    assert grading_window(qtbot, demo).grading.sizes()[0] == widened
+
+
+def test_a_filter_that_matches_nothing_leaves_nothing_to_score(qtbot, demo: Path) -> None:
+    """The rubric of the response shown last is greyed, without its scores or total, and the
+    keys score nothing, until a response is on show again."""
+    window = grading_window(qtbot, demo)
+    page = window.grading
+    press(qtbot, window, "U", "1")
+    scored = page.item.response_id
+    assert page.panel.total.text().startswith("1 / ")
+    with Project.open(demo) as project:
+        stored = people_scores(project)
+
+    qtbot.keyClick(page.panel, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
+    assert page.queue.search.hasFocus()
+    qtbot.keyClicks(page.queue.search, "no response says zyzzyva")
+    qtbot.keyClick(page.queue.search, Qt.Key.Key_Return)
+    assert page.queue.model.rowCount() == 0 and page.item is None
+    panel = page.panel
+    assert panel.total.text() == "" and panel.stages.text() == ""
+    assert panel.scored.text() == "No response matches the filter."
+    buttons = [button for row in panel.rows for button in row.buttons.buttons()]
+    assert not any(button.isChecked() or button.isEnabled() for button in buttons)
+    assert panel.hasFocus()
+    press(qtbot, window, "1", "0", "N", Qt.Key.Key_Down, "1", "E")
+    qtbot.mouseClick(buttons[0], Qt.MouseButton.LeftButton)
+    assert not any(button.isChecked() for button in buttons) and panel.total.text() == ""
+    assert page.hints.view.isHidden()  # no rules hint of the response shown last
+    assert page.progress_bar.text() == "Nothing to grade"
+    with Project.open(demo) as project:
+        assert people_scores(project) == stored
+
+    page.focus_search()
+    qtbot.keyClick(page.queue.search, Qt.Key.Key_Backspace)
+    qtbot.keyClick(page.queue.search, Qt.Key.Key_Return)
+    assert page.queue.model.rowCount() == 126 and page.item is not None
+    assert page.select(scored) and panel.total.text().startswith("1 / ")
+    assert all(button.isEnabled() for row in panel.rows for button in row.buttons.buttons())
 
 
 def test_the_descriptions_key_hides_what_the_levels_mean(qtbot, demo: Path) -> None:

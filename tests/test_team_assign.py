@@ -14,9 +14,11 @@ import pytest
 from physgrade.changes import Changes, Kind
 from physgrade.cli import main
 from physgrade.project import Project, ProjectError
+from physgrade.queries import graded_sql
 from physgrade.queue import (ASSIGNED, ASSIGNMENT, NOT_ASSIGNED, Position, QueueFilter,
                              facet_values, load_position, load_queue, save_position)
 from physgrade.report.options import ReportFilter
+from physgrade.scores import is_person
 from physgrade.team.assign import AssignmentPlan, apply, assigned, assignees, plan
 
 TEAM = ("ana", "ben", "cyd")
@@ -24,9 +26,18 @@ TEAM = ("ana", "ben", "cyd")
 
 @pytest.fixture
 def study(demo: Path) -> Project:
-    """The demo project (126 responses of 3 models over 7 topics), open."""
+    """The demo project (126 responses of 3 models over 7 topics), open, its experts' grades
+    taken out: every response is there to deal (a graded one is not, unless asked for:
+    :func:`test_responses_a_person_graded_are_left_out_unless_included`)."""
     with Project.open(demo) as opened:
+        opened.conn.execute("DELETE FROM scores WHERE rater_id IN "
+                            f"(SELECT r.id FROM raters r WHERE {is_person()})")
         yield opened
+
+
+def graded(project: Project) -> set[str]:
+    """The responses some person has finished grading."""
+    return {response for (response,) in project.conn.execute(graded_sql())}
 
 
 def graders_of(made: AssignmentPlan) -> dict[str, set[str]]:
@@ -128,9 +139,10 @@ def test_assigning_again_adds_new_responses_and_never_moves_one(study: Project) 
 
     runs = study.conn.execute("SELECT graders, overlap, per_grader, seed, filter, added "
                               "FROM assignment_runs ORDER BY id").fetchall()
-    assert runs == [(json.dumps(list(TEAM)), 0.2, None, 1, '{"models": ["orbit-7b"]}',
-                     len(first.rows)),
-                    (json.dumps([*TEAM, "dan"]), 0.2, None, 1, None, len(second.rows))]
+    assert runs == [(json.dumps(list(TEAM)), 0.2, None, 1,
+                     '{"models": ["orbit-7b"], "graded": "left out"}', len(first.rows)),
+                    (json.dumps([*TEAM, "dan"]), 0.2, None, 1, '{"graded": "left out"}',
+                     len(second.rows))]
     assert assignees(study) == ["ana", "ben", "cyd", "dan"]
     assert assigned(study, "dan") == {r for r, g in second.rows if g == "dan"}
     assert assigned(study, "nobody") == frozenset()
@@ -174,7 +186,7 @@ def test_a_plan_overtaken_by_another_assignment_writes_nothing(study: Project) -
 
 
 def test_the_command_prints_the_plan_and_its_tables_and_dry_run_writes_nothing(
-        demo: Path, capsys) -> None:
+        study: Project, demo: Path, capsys) -> None:
     args = ["assign", str(demo), "--graders", " ana, ben,,cyd ", "--overlap", "0.2",
             "--filter", "model=orbit-7b,quark-lm-3"]
     assert main([*args, "--seed", "9", "--dry-run"]) == 0
@@ -245,7 +257,7 @@ def test_an_estimation_sample_can_be_assigned_alone(study: Project, demo: Path,
     assert set(graders_of(made)) == drawn and made.sample == DEMO_SAMPLE
     apply(study, made)
     (kept,) = study.conn.execute("SELECT filter FROM assignment_runs").fetchone()
-    assert json.loads(kept) == {"sample": DEMO_SAMPLE}
+    assert json.loads(kept) == {"sample": DEMO_SAMPLE, "graded": "left out"}
     with pytest.raises(ProjectError, match="every response the filter matches is already"):
         plan(study, TEAM, 0.2, sample=DEMO_SAMPLE)
     with pytest.raises(ProjectError, match="no estimation sample 'nope'"):
@@ -254,3 +266,37 @@ def test_an_estimation_sample_can_be_assigned_alone(study: Project, demo: Path,
     assert main(["assign", str(demo), "--graders", "dan", "--overlap", "0", "--seed", "1",
                  "--sample", DEMO_SAMPLE]) == 1  # all of it is assigned already
     assert "already assigned" in capsys.readouterr().err
+
+
+def test_responses_a_person_graded_are_left_out_unless_included(demo: Path) -> None:
+    with Project.open(demo) as project:
+        done = graded(project)
+        judged = {response for (response,) in project.conn.execute(
+            "SELECT DISTINCT s.response_id FROM scores s JOIN raters r ON r.id = s.rater_id "
+            "WHERE r.kind = 'llm'")}
+        everything = {response for (response,) in project.conn.execute(
+            "SELECT id FROM responses")}
+        assert len(done) == 101 and judged - done  # a judge's scores are no person's grade
+        made = plan(project, TEAM, 0.2, seed=3)
+        assert set(graders_of(made)) == everything - done and not made.include_graded
+        included = plan(project, TEAM, 0.2, seed=3, include_graded=True)
+        assert set(graders_of(included)) == everything
+
+        apply(project, made)
+        (kept,) = project.conn.execute("SELECT filter FROM assignment_runs").fetchone()
+        assert json.loads(kept) == {"graded": "left out"}
+        with pytest.raises(ProjectError, match="already assigned or graded by a person: "
+                                               "nothing to add"):
+            plan(project, TEAM, 0.2)
+        assert set(graders_of(plan(project, TEAM, 0.2, include_graded=True))) == done
+
+
+def test_the_command_leaves_graded_responses_out_unless_told(demo: Path, capsys) -> None:
+    args = ["assign", str(demo), "--graders", "ana,ben", "--overlap", "0", "--seed", "5"]
+    assert main([*args, "--include-graded", "--dry-run"]) == 0
+    assert capsys.readouterr().out.startswith("would assign (seed 5): 126 responses to 2 "
+                                              "graders: 63 each\n")
+    assert main(args) == 0
+    assert capsys.readouterr().out.startswith("assigned (seed 5): 25 responses to 2 graders")
+    with Project.open(demo) as project:
+        assert {response for response, _ in stored(project)}.isdisjoint(graded(project))

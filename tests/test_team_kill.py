@@ -45,7 +45,8 @@ def study(folder: Path) -> tuple[Path, list[Path]]:
     with Project.create(db) as project:
         import_file(project, questions, "questions")
         import_file(project, responses, "responses")
-        assign.apply(project, assign.plan(project, GRADERS, 0.0, seed=1))
+        assign.apply(project, assign.plan(project, GRADERS, 0.0, seed=1,
+                                          include_graded=True))
         made, _ = make_packs(project, packs)
     for pack in made:
         grade(pack.path, pack.grader)
@@ -125,7 +126,8 @@ def one_graders_study(folder: Path, responses: int = PACKED) -> Path:
     with Project.create(db) as project:
         import_file(project, questions, "questions")
         import_file(project, answers, "responses")
-        assign.apply(project, assign.plan(project, ["ann"], 0.0, seed=1))
+        assign.apply(project, assign.plan(project, ["ann"], 0.0, seed=1,
+                                          include_graded=True))
     (folder / "packs").mkdir()
     return db
 

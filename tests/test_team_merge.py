@@ -54,7 +54,8 @@ def packed(demo: Path, folder: Path) -> dict[str, Path]:
     responses to two of them, and a blind pack for each in ``folder``: grader -> pack."""
     folder.mkdir()
     with Project.open(demo) as project:
-        assign.apply(project, assign.plan(project, GRADERS, 0.3, seed=2))
+        assign.apply(project, assign.plan(project, GRADERS, 0.3, seed=2,
+                                          include_graded=True))
         made, _ = make_packs(project, folder)
     return {pack.grader: pack.path for pack in made}
 
@@ -114,7 +115,7 @@ def test_round_trip_among_three_graders_with_a_conflict(demo, study, capsys):
     packs = [str(study[g]) for g in GRADERS]
     assert main(["merge", str(demo), *packs]) == CONFLICTS_WAIT
     out = capsys.readouterr().out
-    assert f"{study['ann'].name} (ann): " in out and "criteria merged" in out
+    assert f"{study['ann'].name} (ann): " in out and "taken into the project" in out
     conflict_line = next(line for line in out.splitlines() if disputed[1] in line)
     assert disputed[3] in conflict_line and "expert-1" in conflict_line
     project_side, pack_side = conflict_line.split("; pack ")
@@ -282,7 +283,8 @@ def test_a_pack_of_another_project_is_refused(demo, study, tmp_path, capsys):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     with Project.open(other) as project:
-        assign.apply(project, assign.plan(project, ["ann"], 0.0, seed=1))
+        assign.apply(project, assign.plan(project, ["ann"], 0.0, seed=1,
+                                          include_graded=True))
         [foreign], _ = make_packs(project, elsewhere)
     grade_all(study["ann"], "ann", pack_responses(study["ann"], "ann", 2), 0)
     before = dump(demo)
@@ -299,7 +301,8 @@ def test_a_pack_of_another_project_with_the_same_file_name_is_told_apart(demo, t
     namesake = elsewhere / demo.name
     build_demo(namesake)
     with Project.open(namesake) as project:
-        assign.apply(project, assign.plan(project, ["ann"], 0.0, seed=1))
+        assign.apply(project, assign.plan(project, ["ann"], 0.0, seed=1,
+                                          include_graded=True))
         [foreign], _ = make_packs(project, elsewhere)
         theirs = project.conn.execute("SELECT id FROM project_identity").fetchone()[0]
     with Project.open(demo) as project:

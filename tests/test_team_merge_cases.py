@@ -251,7 +251,8 @@ def test_two_packs_of_one_grader_disagreeing_make_a_conflict_against_the_first(d
 def open_pack(demo: Path, tmp_path: Path) -> Path:
     """ann's pack made with the judges' verdicts and her colleagues' grades."""
     with Project.open(demo) as project:
-        assign.apply(project, assign.plan(project, GRADERS, 0.3, seed=2))
+        assign.apply(project, assign.plan(project, GRADERS, 0.3, seed=2,
+                                          include_graded=True))
         made, _ = make_pack(project, "ann", tmp_path / "ann-open.physgrade", blind=False)
     assert not made.blind
     return made.path

@@ -32,7 +32,8 @@ def study(demo: Path) -> Path:
     """The demo (two judges on every response, expert-1 and expert-2 with grades), its
     responses assigned to three graders, a fifth of them to two."""
     with Project.open(demo) as project:
-        assign.apply(project, assign.plan(project, GRADERS, 0.2, seed=5))
+        assign.apply(project, assign.plan(project, GRADERS, 0.2, seed=5,
+                                          include_graded=True))
     return demo
 
 

@@ -83,3 +83,13 @@ def test_assigned_graded_remaining_and_pace_per_person(loaded: Project,
 
 def test_no_people_no_progress(loaded: Project) -> None:
     assert grader_progress(loaded) == []
+
+
+def test_a_grade_finished_before_the_assignment_is_work_done(loaded: Project) -> None:
+    grade(loaded, "ana", "r-1", PREFS_FULL)            # graded before anything is assigned
+    assert [(p.assigned, p.graded, p.unassigned_graded) for p in grader_progress(loaded)] == [
+        (0, 0, 1)]
+    apply(loaded, AssignmentPlan(("ana",), 0.0, None, 0, ReportFilter(), (("r-1", "ana"),),
+                                 {"r-1": ("orbit-7b", "Mechanics")}, include_graded=True))
+    assert grader_progress(loaded)[0] == GraderProgress(
+        "ana", assigned=1, graded=1, remaining=0, unassigned_graded=0, per_hour=None)

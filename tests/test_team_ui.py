@@ -148,6 +148,36 @@ def test_a_plan_the_core_refuses_is_said_in_the_preview(window: MainWindow, qtbo
     assert not dialog.refusal.isVisible() and dialog.assign_button.isEnabled()
 
 
+def test_only_responses_no_one_has_graded_unless_unticked(window: MainWindow, demo: Path, qtbot,
+                                                          errors: list[str]) -> None:
+    with Project.open(demo) as project:
+        ungraded = assign.plan(project, GRADERS, 0.2, seed=SEED)
+        everything = assign.plan(project, GRADERS, 0.2, seed=SEED, include_graded=True)
+    assert ungraded.responses() == 25 and everything.responses() == 126  # 101 graded
+    dialog = window.assign_responses()
+    qtbot.waitExposed(dialog)
+    dialog.graders.setText(", ".join(GRADERS))
+    dialog.seed.setValue(SEED)
+    planned(qtbot, dialog)
+    assert dialog.ungraded_only.isChecked() and dialog.ungraded_only.isVisible()
+    assert dialog.preview is not None and dialog.preview.plan.rows == ungraded.rows
+
+    dialog.activateWindow()  # Alt keys go to the active window
+    qtbot.waitUntil(dialog.isActiveWindow, timeout=WAIT_MS)
+    qtbot.keyClick(dialog, Qt.Key.Key_E, Qt.KeyboardModifier.AltModifier)  # Alt+E: untick
+    qtbot.waitUntil(lambda: not dialog.ungraded_only.isChecked(), timeout=WAIT_MS)
+    planned(qtbot, dialog)
+    assert dialog.preview.plan.rows == everything.rows
+    assert dialog.summary.text() == everything.text()
+
+    press(qtbot, dialog, Qt.Key.Key_Return)
+    wait_for(qtbot, window.ops.worker, "finished")
+    assert errors == []
+    with Project.open(demo) as project:
+        assert {name: len(assign.assigned(project, name)) for name in GRADERS} == \
+            everything.counts()
+
+
 def test_closing_the_window_with_the_dialogs_open(window: MainWindow, demo: Path,
                                                   qtbot) -> None:
     assign_in(demo)
@@ -210,6 +240,30 @@ def test_the_packs_dialog_checks_the_paths_the_packs_are_written_to(
     assert [path.name for path in folder.iterdir()] == ["demo-carol-2.physgrade"]
 
 
+def test_a_merge_without_conflicts_says_what_came_in_and_that_nothing_waits(
+        window: MainWindow, demo: Path, qtbot, tmp_path: Path, monkeypatch,
+        errors: list[str]) -> None:
+    assign_in(demo)
+    pack_path = tmp_path / "expert-1.physgrade"
+    with Project.open(demo) as project:
+        packs.make_pack(project, "expert-1", pack_path)
+    with Project.open(pack_path) as pack:
+        response = pack.conn.execute("SELECT min(response_id) FROM assignments").fetchone()[0]
+        criterion = scored(pack, response).rubric.keys[0]
+        set_score(pack, "expert-1", response, criterion, 1, note="in the pack")
+    monkeypatch.setattr(QFileDialog, "getOpenFileNames",
+                        lambda *args: ([str(pack_path)], ""))
+
+    wait_for(qtbot, window.merge_packs(), "finished")
+    assert [box.windowTitle() for box in window.ops.boxes] == ["Packs merged"]
+    assert errors == [
+        f"{pack_path.name} (expert-1): 1 score taken into the project (given, changed or taken "
+        "back in the pack); 1 change of the grader's kept in the history.\n\n"
+        "Nothing waits for you: every score the packs brought is in the project, and the "
+        "Overview counts it."]
+    assert window.findChild(ConflictsDialog) is None
+
+
 def test_a_merge_with_conflicts_opens_them_and_keys_settle_them(
         window: MainWindow, demo: Path, qtbot, tmp_path: Path, monkeypatch) -> None:
     assign_in(demo)
@@ -226,6 +280,14 @@ def test_a_merge_with_conflicts_opens_them_and_keys_settle_them(
     qtbot.waitUntil(lambda: dialog.isVisible() and dialog.table.rowCount() == 3,
                     timeout=WAIT_MS)
     assert "3 conflicts wait" in window.statusBar().currentMessage()
+    # What came in, in plain words, above the conflicts: no box on top of the window.
+    assert dialog.merged.isVisible() and dialog.merged.text().splitlines() == [
+        f"{pack_path.name} (expert-1): 0 scores taken into the project (given, changed or taken "
+        "back in the pack); 3 scores that differ from the project's own, kept apart for a person "
+        "to decide; 3 changes of the grader's kept in the history.",
+        "3 conflicts wait for a person: the same grader gave a criterion one value in the "
+        "project and another in a pack, and nothing was overwritten."]
+    assert window.ops.boxes == []
     assert dialog.table.item(0, 0).text() == first[0]
     shot(dialog, "team-conflicts.png")
     dialog.activateWindow()

@@ -239,7 +239,7 @@ def test_a_grader_with_an_assignment_starts_on_it_and_sees_new_ones(qtbot, demo:
         return ReportFilter(models=frozenset({model}))
 
     with Project.open(demo) as project:
-        assign.apply(project, assign.plan(project, ["expert-1"], 0,
+        assign.apply(project, assign.plan(project, ["expert-1"], 0, include_graded=True,
                                           report_filter=only("orbit-7b")))
     grader.remember("expert-1")
     window = open_window(qtbot, demo)
@@ -251,7 +251,7 @@ def test_a_grader_with_an_assignment_starts_on_it_and_sees_new_ones(qtbot, demo:
 
     # Responses assigned while the page is open join the queue, the filter kept.
     assert window.ops.write(lambda project: assign.apply(project, assign.plan(
-        project, ["expert-1"], 0, report_filter=only("quark-lm-3"))))
+        project, ["expert-1"], 0, include_graded=True, report_filter=only("quark-lm-3"))))
     assert model.rowCount() == 84
     page.queue.clear_filters()
     assert model.rowCount() == 126 and page.queue.facets["assignment"].text() == "Assignment"

@@ -343,7 +343,8 @@ class AdjudicatePage(QWidget):
         self.session.addWidget(self.side)
         self.session.setStretchFactor(1, 1)
         self.session.setChildrenCollapsible(False)
-        self._sized = False
+        self.panes = preferences.KeptPanes(self.session, preferences.ADJUDICATE_PANES,
+                                           self._lay_out_default)
 
         self.empty = EmptyState("Nothing to adjudicate", [("", None)], "Show all disputes", self)
         self.empty_button = self.empty.button
@@ -474,24 +475,14 @@ class AdjudicatePage(QWidget):
         super().showEvent(event)
         for view in self.reader.views:  # the reading at the zoom the grader chose
             view.setZoomFactor(preferences.ZOOM.get())
-        QTimer.singleShot(0, self, self._size_session)
+        QTimer.singleShot(0, self, self.panes.lay_out)
 
-    def _size_session(self) -> None:
-        """Lay the three panes out once: as the adjudicator left them, else the list narrow
-        and the decisions a third or so."""
-        if self._sized or not self.session.isVisible():
-            return
-        self._sized = True
-        state = preferences.ADJUDICATE_SPLITTER.get()
-        if state.isEmpty() or not self.session.restoreState(state):
-            width = self.session.width()
-            listed = max(190, min(250, width * 18 // 100))
-            side = max(440, min(540, width * 38 // 100))
-            self.session.setSizes([listed, width - listed - side, side])
-        self.session.splitterMoved.connect(self._remember_sizes)
-
-    def _remember_sizes(self) -> None:
-        preferences.ADJUDICATE_SPLITTER.set(self.session.saveState())
+    def _lay_out_default(self) -> None:
+        """The list narrow and the decisions a third or so."""
+        width = self.session.width()
+        listed = max(190, min(250, width * 18 // 100))
+        side = max(440, min(540, width * 38 // 100))
+        self.session.setSizes([listed, width - listed - side, side])
 
     # -- the page -------------------------------------------------------------------------------
 
@@ -501,6 +492,7 @@ class AdjudicatePage(QWidget):
         same = (project is not None and self.project is not None
                 and self.project.path == project.path)
         self.project, self.adjudicator = project, adjudicator
+        self.panes.open(project.path if project is not None else None)
         show_person(self.adjudicator_label, "Adjudicating", adjudicator)
         if not same:
             self.found, self.loaded, self.kept = [], False, set()
@@ -646,8 +638,8 @@ class AdjudicatePage(QWidget):
         ready = self.project is not None and self.adjudicator is not None
         has_items = ready and self.list.count() > 0
         self.body.setCurrentWidget(self.session if has_items else self.empty)
-        if has_items and not self._sized:
-            QTimer.singleShot(0, self, self._size_session)
+        if has_items and not self.panes.laid_out:
+            QTimer.singleShot(0, self, self.panes.lay_out)
         for widget in (self.difference, self.filter):
             widget.setEnabled(ready)
         self._show_stats()

@@ -181,6 +181,11 @@ class AnswerHints(QObject):
             else:
                 self._next = (key, request)
 
+    def show_nothing(self) -> None:
+        """No response on show: no hint, nor one that comes back for the response shown last."""
+        self._current = self._next = None
+        self.view.clear()
+
     def reset(self) -> None:
         """The project was closed or re-read: forget its checks and show nothing."""
         self._session += 1

@@ -27,7 +27,7 @@ CARDS = ("questions", "responses", "assessments", "judge_reviews", "bloom_labels
 RATER_KINDS = {HUMAN: "Person", LLM: "LLM", RULES: "Rules"}
 #: The graders table's columns; the bar of each grader's progress is in PROGRESS_COLUMN.
 GRADER_COLUMNS = ["Grader", "Assigned", "Graded", "Remaining", "Progress", "Pace",
-                  "Outside assignment"]
+                  "Graded without assignment"]
 PROGRESS_COLUMN, PACE_COLUMN = GRADER_COLUMNS.index("Progress"), GRADER_COLUMNS.index("Pace")
 #: What the graders section shows: it is read again when one of these changes.
 GRADER_KINDS = (Kind.SCORES, Kind.ASSIGNMENTS, Kind.RATERS)
@@ -90,8 +90,10 @@ class GradersTable(SmallTable):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(GRADER_COLUMNS, parent)
         for column, tip in ((PACE_COLUMN, "Responses finished per working hour"),
-                            (len(GRADER_COLUMNS) - 1, "Responses graded that were not assigned "
-                                                      "to them")):
+                            (len(GRADER_COLUMNS) - 1, "Responses they finished grading that are "
+                                                      "not assigned to them, such as those graded "
+                                                      "before the assignments (which leave them "
+                                                      "out)")):
             self.horizontalHeaderItem(column).setToolTip(tip)
 
     def show_progress(self, progress: list[GraderProgress]) -> None:

@@ -2,15 +2,20 @@
 reads at their own zoom and layout whatever project they open.
 
 Each preference is one :class:`Preference` defined here, so the settings keys and defaults
-exist once; pages read and write them through it.
+exist once; pages read and write them through it. The pane sizes are the exception to "whatever
+project": they are kept per project (:class:`PaneSizes`), as projects are read at different
+widths, while the zoom and the window stay the same everywhere.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Generic, TypeVar
 
 from PySide6.QtCore import QByteArray, QSettings
+from PySide6.QtWidgets import QSplitter
 
 T = TypeVar("T", bool, float, QByteArray)
 
@@ -39,10 +44,44 @@ ZOOM_STEPS = (0.67, 0.75, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 1.75, 2.0)
 #: the Grade page's queue is hidden (Q) / the rubric's level descriptions are hidden (D)
 QUEUE_HIDDEN = Preference("grade/queue_hidden", False)
 DESCRIPTIONS_HIDDEN = Preference("grade/descriptions_hidden", False)
-#: the Grade page's pane sizes (QSplitter.saveState)
-GRADE_SPLITTER = Preference("grade/splitter", QByteArray())
-#: the Adjudicate page's pane sizes (QSplitter.saveState)
-ADJUDICATE_SPLITTER = Preference("adjudicate/splitter", QByteArray())
+
+
+@dataclass(frozen=True)
+class PaneSizes:
+    """A page's pane sizes (QSplitter.saveState), kept for each project by its file's resolved
+    path, and the sizes last used in any project: a project opened for the first time starts
+    from those (the key ``last`` names is the one a single app-wide setting used before)."""
+
+    last: Preference[QByteArray]
+    by_project_key: str
+
+    def get(self, project: Path | None) -> QByteArray:
+        kept = self._by_project().get(_project_key(project)) if project is not None else None
+        return QByteArray.fromBase64(kept.encode()) if kept else self.last.get()
+
+    def kept_for(self, project: Path) -> bool:
+        return _project_key(project) in self._by_project()
+
+    def set(self, project: Path | None, state: QByteArray) -> None:
+        self.last.set(state)
+        if project is not None:
+            kept = self._by_project()
+            kept[_project_key(project)] = bytes(state.toBase64().data()).decode()
+            QSettings().setValue(self.by_project_key, kept)
+
+    def _by_project(self) -> dict[str, str]:
+        return dict(QSettings().value(self.by_project_key, {}) or {})
+
+
+def _project_key(project: Path) -> str:
+    return str(project.resolve())
+
+
+#: the Grade page's pane sizes
+GRADE_PANES = PaneSizes(Preference("grade/splitter", QByteArray()), "grade/splitter_by_project")
+#: the Adjudicate page's pane sizes
+ADJUDICATE_PANES = PaneSizes(Preference("adjudicate/splitter", QByteArray()),
+                             "adjudicate/splitter_by_project")
 
 #: move to the next unfinished response once the last criterion is scored
 AUTO_ADVANCE = Preference("grade/auto_advance", False)
@@ -61,3 +100,41 @@ def zoomed(current: float, direction: int) -> float:
     if direction > 0:
         return next((step for step in ZOOM_STEPS if step > current + 1e-6), ZOOM_STEPS[-1])
     return next((step for step in reversed(ZOOM_STEPS) if step < current - 1e-6), ZOOM_STEPS[0])
+
+
+class KeptPanes:
+    """Lays ``splitter`` out as the project on show left it, and keeps its sizes for that
+    project whenever the user drags a handle. A project seen for the first time keeps the
+    sizes it starts with, so that a later change in another project leaves it as it was."""
+
+    def __init__(self, splitter: QSplitter, sizes: PaneSizes,
+                 lay_out_default: Callable[[], None]) -> None:
+        """``lay_out_default``: the first sizes, where nothing (usable) was kept."""
+        self.splitter = splitter
+        self.sizes = sizes
+        self.lay_out_default = lay_out_default
+        self.project: Path | None = None
+        self.laid_out = False
+        splitter.splitterMoved.connect(self.keep)
+
+    def open(self, project: Path | None) -> None:
+        """Another project (None: none): its sizes are laid out at the next :meth:`lay_out`."""
+        if project != self.project:
+            self.project = project
+            self.laid_out = False
+
+    def lay_out(self) -> bool:
+        """Lay the panes out for the project, once, when they are on show (their width known);
+        True if it was done now (restoring a state also restores which panes were hidden)."""
+        if self.laid_out or not self.splitter.isVisible():
+            return False
+        self.laid_out = True
+        state = self.sizes.get(self.project)
+        if state.isEmpty() or not self.splitter.restoreState(state):
+            self.lay_out_default()
+        if self.project is not None and not self.sizes.kept_for(self.project):
+            self.keep()
+        return True
+
+    def keep(self) -> None:
+        self.sizes.set(self.project, self.splitter.saveState())

@@ -234,6 +234,7 @@ class ScoringPanel(RowCursor, QWidget):
             self._build(item.rubric, multiple_choice)
         self.item = item
         for row in self.rows:
+            row.setEnabled(True)
             row.describe(item.levels.get(row.criterion.key, {}))
             given = item.mine.get(row.criterion.key)
             row.show_value(given is not None, given.value if given else None,
@@ -242,6 +243,21 @@ class ScoringPanel(RowCursor, QWidget):
             unscored = [i for i, row in enumerate(self.rows) if row.criterion.key not in item.mine]
             self.set_current(unscored[0] if unscored else 0)
         self._show_totals()
+
+    def show_nothing(self, message: str) -> None:
+        """No response on show (say, the filter matches none): the rubric stays in sight but
+        greyed, nothing scored, no total, ``message`` in their place, so that nothing of the
+        response shown last can be taken for this one's or scored."""
+        self.item = None
+        self._end_refusal()
+        for row in self.rows:
+            row.show_value(False, None, None)
+            row.set_current(False)
+            row.setEnabled(False)
+        self.total.setText("")
+        self.scored.setText(message)
+        self.stages.setText("")
+        self.errors.setText("")
 
     def set_hint(self, widget: QWidget) -> None:
         """Show ``widget`` in the final-answer (ANS) row of whichever rubric is on show."""
@@ -310,7 +326,10 @@ class ScoringPanel(RowCursor, QWidget):
     # -- the current criterion ----------------------------------------------------------
 
     def set_current(self, index: int) -> None:
-        """Move the current criterion; a refusal said beside the one left goes with it."""
+        """Move the current criterion; a refusal said beside the one left goes with it. With
+        no response on show there is no criterion to score, so none is current."""
+        if self.item is None:
+            return
         before = self.current
         super().set_current(index)
         if self.current != before:
@@ -332,7 +351,7 @@ class ScoringPanel(RowCursor, QWidget):
 
     @property
     def current_criterion(self) -> Criterion | None:
-        return self.rows[self.current].criterion if self.rows else None
+        return self.rows[self.current].criterion if self.rows and self.item else None
 
     def allowed(self, value: int | None) -> bool:
         """Whether the current criterion takes ``value`` (None: N/A)."""

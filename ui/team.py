@@ -92,6 +92,8 @@ class AssignRequest:
     chosen: tuple[tuple[str, frozenset[str]], ...]
     #: the estimation sample the responses are taken from (None: any response)
     sample: str | None = None
+    #: whether responses a person has already finished grading are handed out too
+    include_graded: bool = False
 
     def report_filter(self) -> ReportFilter:
         return ReportFilter(**dict(self.chosen))
@@ -109,7 +111,8 @@ def preview(request: AssignRequest, project: Project, task: Task) -> Preview:
     return Preview(request, assign.plan(project, request.graders, request.overlap,
                                         per_grader=request.per_grader, seed=request.seed,
                                         report_filter=request.report_filter(),
-                                        sample=request.sample, task=task))
+                                        sample=request.sample,
+                                        include_graded=request.include_graded, task=task))
 
 
 def apply_plan(plan: AssignmentPlan, project: Project, task: Task) -> Changes:
@@ -208,8 +211,9 @@ def section(text: str, parent: QWidget) -> QLabel:
 
 
 class AssignDialog(QDialog):
-    """Graders, overlap, a cap per grader, a seed and a filter; the plan previewed live, per
-    grader and per grader × model or topic; Assign stores it."""
+    """Graders, overlap, a cap per grader, a seed, a filter and whether graded responses are
+    left out; the plan previewed live, per grader and per grader × model or topic; Assign
+    stores it."""
 
     def __init__(self, ops: Operations, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -252,6 +256,11 @@ class AssignDialog(QDialog):
             self.sample.addItem(name, name)
         self.sample.setToolTip("Only the responses of an estimation sample: experts grade it "
                                "so that its grades correct a judge's scores")
+        self.ungraded_only = QCheckBox("Only responses no one has grad&ed", self)
+        self.ungraded_only.setChecked(True)
+        self.ungraded_only.setToolTip("Leave out the responses a person has already finished "
+                                      "grading (a judge's scores do not count): their work is "
+                                      "done, not handed out again")
 
         form = QFormLayout()
         form.setHorizontalSpacing(14)
@@ -276,6 +285,7 @@ class AssignDialog(QDialog):
         inputs.setSpacing(10)
         inputs.addLayout(form)
         inputs.addWidget(section("Responses", self))
+        inputs.addWidget(self.ungraded_only)
         if estimation_samples:  # most projects have none: the dialog stays as it was
             only = QHBoxLayout()
             only.setSpacing(10)
@@ -338,6 +348,7 @@ class AssignDialog(QDialog):
         for check_list in self.filters.values():
             check_list.itemChanged.connect(self.schedule_preview)
         self.sample.currentIndexChanged.connect(self.schedule_preview)
+        self.ungraded_only.toggled.connect(self.schedule_preview)
         ops.project_changed.connect(self.reject)  # the inputs were the closed project's
         self.graders.setFocus()
         self.update_preview()
@@ -354,7 +365,7 @@ class AssignDialog(QDialog):
                              self.per_grader.value() or None, self.seed.value(),
                              tuple((field, check_list.chosen())
                                    for field, check_list in self.filters.items()),
-                             self.sample.currentData())
+                             self.sample.currentData(), not self.ungraded_only.isChecked())
 
     def planned(self) -> bool:
         """True when the preview on show is the plan of what the form asks for now."""
@@ -572,10 +583,26 @@ def merge_packs_from_files(ops: Operations, parent: QWidget) -> Worker | None:
                    cancelled="Merge cancelled: the project is unchanged.")
 
 
+#: What to do after a merge that left nothing for a person.
+MERGED_CLEANLY = ("Nothing waits for you: every score the packs brought is in the project, and "
+                  "the Overview counts it.")
+
+
 def _merged(ops: Operations, parent: QWidget, result: MergeResult) -> None:
+    """Say what came in, in plain words, and what to do next: with conflicts, in the window
+    where they are decided (one window, not a box on top of it)."""
     ops.say(" · ".join(result.text().splitlines()), 0)
-    if result.conflicts:
-        show_conflicts(ops, parent)
+    shown = show_conflicts(ops, parent) if result.conflicts else None
+    if shown is not None:
+        shown.tell_merged(result.text())
+    else:
+        ops.inform("Packs merged", "\n\n".join(
+            [*map(full_stop, result.text().splitlines()), MERGED_CLEANLY]))
+
+
+def full_stop(line: str) -> str:
+    """A line of a core message as a sentence, its first word (a file name) as it is."""
+    return line if line.endswith(".") else f"{line}."
 
 
 # -- conflicts -------------------------------------------------------------------------------
@@ -605,6 +632,9 @@ class ConflictsDialog(QDialog):
                            "which value to keep for the selected rows (P: the pack's, J: the "
                            "project's; Ctrl+A selects all).", "muted", self)
         self.intro.setWordWrap(True)
+        self.merged = label("", "", self)  # what the merge that opened the window brought
+        self.merged.setWordWrap(True)
+        self.merged.hide()
         self.table = QTableWidget(0, len(CONFLICT_COLUMNS), self)
         self.table.setHorizontalHeaderLabels(CONFLICT_COLUMNS)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -642,6 +672,7 @@ class ConflictsDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(20, 18, 20, 16)
         layout.setSpacing(12)
+        layout.addWidget(self.merged)
         layout.addWidget(self.intro)
         layout.addWidget(self.table, 1)
         layout.addWidget(self.empty, 1)
@@ -650,6 +681,11 @@ class ConflictsDialog(QDialog):
         ops.changed.connect(self._changed)
         ops.project_changed.connect(self.reject)
         self.table.setFocus()
+
+    def tell_merged(self, text: str) -> None:
+        """Say above the conflicts what the merge brought (``MergeResult.text``)."""
+        self.merged.setText("\n".join(map(full_stop, text.splitlines())))
+        self.merged.show()
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)

@@ -97,7 +97,6 @@ class GradingPage(QSplitter):
         self.hints = AnswerHints(ops, self)
         self.panel.set_hint(self.hints.view)
         self.progress_bar = QProgressBar()
-        self.progress_bar.setFormat("%v of %m graded")
         self.progress_bar.setToolTip("Responses you have graded in full, of those the queue's "
                                      "filter shows")
         self.progress_bar.setProperty("role", "pace")
@@ -137,8 +136,7 @@ class GradingPage(QSplitter):
         self.addWidget(scroller)
         self.setStretchFactor(1, 1)
         self.setChildrenCollapsible(False)
-        self.splitterMoved.connect(self._remember_sizes)
-        self._sized = False
+        self.panes = preferences.KeptPanes(self, preferences.GRADE_PANES, self._lay_out_default)
         self.keys = self._make_keys()
         self.view_actions = [self.queue_action, self.descriptions_action, self.compare_action,
                              self.zoom_in_action, self.zoom_out_action, self.zoom_reset_action]
@@ -156,20 +154,22 @@ class GradingPage(QSplitter):
         self._show_pace()
 
     def showEvent(self, event: QShowEvent) -> None:
-        """Lay the three panes out once (as the grader left them, else the reading widest),
-        and put the keyboard on the panel, ready to score."""
+        """Lay the three panes out for the project, and put the keyboard on the panel, ready
+        to score."""
         super().showEvent(event)
-        if not self._sized:
-            self._sized = True
-            state = preferences.GRADE_SPLITTER.get()
-            if state.isEmpty() or not self.restoreState(state):
-                width = self.width()
-                self.setSizes([QUEUE_WIDTH, width - QUEUE_WIDTH - RUBRIC_WIDTH, RUBRIC_WIDTH])
-            self.queue.setVisible(not self.queue_action.isChecked())
+        self._lay_out()
         QTimer.singleShot(0, self.focus_panel)
 
-    def _remember_sizes(self) -> None:
-        preferences.GRADE_SPLITTER.set(self.saveState())
+    def _lay_out(self) -> None:
+        """The panes as the grader left them in this project (once per project); the queue
+        stays shown or hidden as Q left it, whatever the sizes say."""
+        if self.panes.lay_out():
+            self.queue.setVisible(not self.queue_action.isChecked())
+
+    def _lay_out_default(self) -> None:
+        """The reading widest."""
+        width = self.width()
+        self.setSizes([QUEUE_WIDTH, width - QUEUE_WIDTH - RUBRIC_WIDTH, RUBRIC_WIDTH])
 
     # -- keys -------------------------------------------------------------------------------
 
@@ -308,7 +308,9 @@ class GradingPage(QSplitter):
             self.comparison.show_verdicts(self.item, verdicts)
 
     def _show_pace(self) -> None:
-        self.progress_bar.setRange(0, max(self.queue.model.rowCount(), 1))
+        listed = self.queue.model.rowCount()
+        self.progress_bar.setRange(0, max(listed, 1))  # a range of 0 to 0 means "busy"
+        self.progress_bar.setFormat("%v of %m graded" if listed else "Nothing to grade")
         self.progress_bar.setValue(self.queue.model.graded_count())
         self.pace_label.setText(self.pace.text())
 
@@ -319,6 +321,8 @@ class GradingPage(QSplitter):
         either is unknown)."""
         self.undo_stack.clear()
         self.hints.reset()
+        self.panes.open(project.path if project is not None else None)
+        self._lay_out()
         show_person(self.person_label, "Grading", grader)
         if project is None or grader is None:
             self.project = self.grader = None
@@ -406,13 +410,21 @@ class GradingPage(QSplitter):
         self.hints.show(self.project, item)
 
     def _show_nothing(self) -> None:
+        """No response on show: the reading and the rubric say why, and nothing can be scored."""
         self.item = None
-        self.hints.view.clear()
+        self.scored_by_key = None
+        self.hints.show_nothing()
         self.close_comparison()
         self.bar.show_comparison(False, None)
-        message = ("No responses match the filter." if self.queue.model.items
-                   else "This project has no responses yet. Import some with File ▸ Import.")
-        self.reader.show_html(reading.placeholder(message))
+        if self.queue.model.items:
+            self.panel.show_nothing("No response matches the filter.")
+            self.reader.show_html(reading.placeholder(
+                "No responses match the filter. Change the search or the filters, or press "
+                "Clear in the queue to show every response."))
+        else:
+            self.panel.show_nothing("No responses to grade yet.")
+            self.reader.show_html(reading.placeholder(
+                "This project has no responses yet. Import some with File ▸ Import."))
 
     def _save_position(self, response_id: str, queue_filter: QueueFilter) -> None:
         self.ops.write(partial(save_position, grader=self.grader,

@@ -2,9 +2,11 @@
 
 Inter-rater reliability needs some responses graded twice; the rest are graded once, so that
 the study gets through. A plan is made from the responses a filter matches that nobody is
-assigned yet (assigning again adds new responses and never moves one), in an order stratified
-by model and topic and drawn from a seed, so every grader gets each model and topic in
-proportion and the same seed and data give the same plan. :func:`plan` only reads;
+assigned yet (assigning again adds new responses and never moves one) and, unless asked
+otherwise, that no person has finished grading (:func:`physgrade.queries.graded_sql`): work
+already done is not handed out again, nor counted against the one who did it. It is dealt in
+an order stratified by model and topic and drawn from a seed, so every grader gets each model
+and topic in proportion and the same seed and data give the same plan. :func:`plan` only reads;
 :func:`apply` stores the plan, all or nothing.
 """
 
@@ -22,6 +24,7 @@ from typing import Mapping, Sequence
 from physgrade.changes import Changes, Kind
 from physgrade.estimation import sample as estimation_sample
 from physgrade.project import Project, ProjectError, now_iso
+from physgrade.queries import graded_sql
 from physgrade.queue import NO_VALUE
 from physgrade.report.options import FACET_COLUMNS, FILTER_FIELDS, ReportFilter
 from physgrade.scores import HUMAN, ensure_rater, existing_rater, is_grader, person_id
@@ -54,6 +57,8 @@ class AssignmentPlan:
     sample: str | None = None
     #: grader -> how many responses they were assigned before this plan (what it evened out)
     before: Mapping[str, int] = field(default_factory=dict, compare=False, repr=False)
+    #: Whether responses a person has already finished grading were taken too.
+    include_graded: bool = False
 
     def responses(self) -> int:
         """Distinct responses newly assigned."""
@@ -98,16 +103,17 @@ class AssignmentPlan:
 def plan(project: Project, graders: Sequence[str], overlap: float, *,
          per_grader: int | None = None, seed: int = 0,
          report_filter: ReportFilter = ReportFilter(), sample: str | None = None,
-         task: Task | None = None) -> AssignmentPlan:
+         include_graded: bool = False, task: Task | None = None) -> AssignmentPlan:
     """The assignments of the responses ``report_filter`` matches (and, if named, the
-    estimation ``sample`` holds: experts grade it to correct a judge) that nobody has yet: all
-    of them, or with ``per_grader`` as many as gives each grader about that many new rows;
-    ``overlap`` of them to two graders. Reads only; refuses what cannot be planned."""
+    estimation ``sample`` holds: experts grade it to correct a judge) that nobody has yet and,
+    unless ``include_graded``, that no person has finished grading: all of them, or with
+    ``per_grader`` as many as gives each grader about that many new rows; ``overlap`` of them
+    to two graders. Reads only; refuses what cannot be planned."""
     names = _check(project, graders, overlap, per_grader, report_filter)
     sample_id = None if sample is None else estimation_sample.find(project, sample).id
     task = task or Task()
     task.report(0, None, "reading the responses not yet assigned")
-    pool = _pool(project, report_filter, sample_id)
+    pool = _pool(project, report_filter, sample_id, include_graded)
     order = _stratified(pool, random.Random(seed))
     task.check()
     share = Fraction(overlap).limit_denominator(10_000)
@@ -117,7 +123,7 @@ def plan(project: Project, graders: Sequence[str], overlap: float, *,
     rows = _deal(order, pool, names, share, loads, per_grader)
     return AssignmentPlan(names, float(overlap), per_grader, seed, report_filter, tuple(rows),
                           {response: pool[response] for response, _ in rows}, sample,
-                          dict(zip(names, loads)))
+                          dict(zip(names, loads)), include_graded)
 
 
 def _check(project: Project, graders: Sequence[str], overlap: float, per_grader: int | None,
@@ -152,10 +158,11 @@ def _check(project: Project, graders: Sequence[str], overlap: float, per_grader:
     return names
 
 
-def _pool(project: Project, report_filter: ReportFilter,
-          sample_id: int | None) -> dict[str, tuple[str, str]]:
+def _pool(project: Project, report_filter: ReportFilter, sample_id: int | None,
+          include_graded: bool) -> dict[str, tuple[str, str]]:
     """Response id -> (model, topic) of the responses the filter (and the estimation sample, if
-    any) matches that nobody is assigned; refuses an empty pool, saying why it is empty."""
+    any) matches that nobody is assigned (nor, unless ``include_graded``, has graded); refuses
+    an empty pool, saying why it is empty."""
     where, values = report_filter.where(FACET_COLUMNS)
     params: list[object] = list(values)
     if sample_id is not None:
@@ -164,11 +171,15 @@ def _pool(project: Project, report_filter: ReportFilter,
         params.append(sample_id)
     matched = ("FROM responses r JOIN questions q ON q.id = r.question_id "
                f"WHERE {where}")
+    unassigned = f"{matched} AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.response_id = r.id)"
+    ungraded = unassigned if include_graded else f"{unassigned} AND r.id NOT IN ({graded_sql()})"
     pool = {response: (model, topic or NO_VALUE) for response, model, topic in project.conn.execute(
-        f"SELECT r.id, r.model, q.topic {matched} AND NOT EXISTS "
-        "(SELECT 1 FROM assignments a WHERE a.response_id = r.id) ORDER BY r.id", params)}
+        f"SELECT r.id, r.model, q.topic {ungraded} ORDER BY r.id", params)}
     if pool:
         return pool
+    if project.conn.execute(f"SELECT EXISTS (SELECT 1 {unassigned})", params).fetchone()[0]:
+        raise ProjectError("every response the filter matches is already assigned or graded by "
+                           "a person: nothing to add (include the graded ones to assign those)")
     if project.conn.execute(f"SELECT EXISTS (SELECT 1 {matched})", params).fetchone()[0]:
         raise ProjectError("every response the filter matches is already assigned: nothing "
                            "to add")
@@ -303,9 +314,14 @@ def apply(project: Project, plan: AssignmentPlan) -> Changes:
 
 
 def _narrowed_by(plan: AssignmentPlan) -> dict[str, object]:
-    """What a run's responses were narrowed by, as its record keeps it: the filter's facets and
-    the estimation sample."""
-    return plan.filter.describe() | ({"sample": plan.sample} if plan.sample else {})
+    """What a run's responses were narrowed by, as its record keeps it: the filter's facets,
+    the estimation sample and whether graded responses were left out."""
+    narrowed: dict[str, object] = dict(plan.filter.describe())
+    if plan.sample:
+        narrowed["sample"] = plan.sample
+    if not plan.include_graded:
+        narrowed["graded"] = "left out"
+    return narrowed
 
 
 # -- reading -------------------------------------------------------------------------------------

@@ -98,11 +98,16 @@ class PackMerged:
     already: bool     # nothing new: merged before, or unchanged since it was made
 
     def text(self) -> str:
+        """In plain words: what came into the project, what waits, what the history keeps."""
         if self.already:
             return f"{self.file} ({self.grader}): nothing new"
-        return (f"{self.file} ({self.grader}): {count(self.applied, 'criterion', 'criteria')} "
-                f"merged, {count(self.conflicts, 'conflict')}, "
-                f"{count(self.history, 'history row')} brought")
+        parts = [f"{count(self.applied, 'score')} taken into the project (given, changed or "
+                 "taken back in the pack)"]
+        if self.conflicts:
+            parts.append(f"{count(self.conflicts, 'score')} that differ from the project's "
+                         "own, kept apart for a person to decide")
+        parts.append(f"{count(self.history, 'change')} of the grader's kept in the history")
+        return f"{self.file} ({self.grader}): {'; '.join(parts)}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,10 +117,13 @@ class MergeResult:
     changes: Changes
 
     def text(self) -> str:
+        """A line per pack, then what waits for a person, if anything."""
         lines = [pack.text() for pack in self.packs]
         if self.conflicts:
             lines.append(f"{count(len(self.conflicts), 'conflict')} "
-                         f"wait{'s' if len(self.conflicts) == 1 else ''} for a person")
+                         f"wait{'s' if len(self.conflicts) == 1 else ''} for a person: "
+                         "the same grader gave a criterion one value in the project and "
+                         "another in a pack, and nothing was overwritten")
         return "\n".join(lines)
 
 

@@ -4,6 +4,10 @@ The study's owner plans the weeks by it. Pace is read from the score history, so
 a pack and merged back counts at the times it was done; as in a grading session
 (:mod:`physgrade.pace`), only the time between consecutive grading actions counts, each gap
 capped, so breaks do not drag the rate down. A handful of queries in all, whatever the size.
+
+A grade finished before its response was assigned is work done, never work remaining: assigned
+to the same person later, it counts as graded; left unassigned (assigning leaves graded
+responses out unless asked), it counts as graded without an assignment.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ class GraderProgress:
     assigned: int            # responses assigned
     graded: int              # of those, finished by this grader (queries.finished_sql)
     remaining: int           # assigned - graded
-    unassigned_graded: int   # responses graded but not assigned to them
+    unassigned_graded: int   # responses they finished that are not assigned to them
     per_hour: float | None   # responses finished per working hour (None: too little to say)
 
 
