@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from PySide6.QtCore import Qt  # noqa: E402
+from PySide6.QtCore import QRect, Qt  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from conftest import grading_window, question, response, shot, write_jsonl  # noqa: E402
@@ -343,3 +343,24 @@ def test_the_hint_waits_for_the_graders_own_ans_score_when_asked(qtbot, graded: 
     show(qtbot, window, "r-1")
     assert "hidden" not in hint.line
     qtbot.waitUntil(lambda: hint.line.startswith("Rules: ✓ equivalent"), timeout=WAIT_MS)
+
+
+@pytest.mark.parametrize("width, height", [(1440, 900), (1280, 800)])
+def test_the_demos_longest_hints_wrap_whole_beside_ans(qtbot, demo: Path, width: int,
+                                                       height: int) -> None:
+    """A reason (a wrong dimension, a vector's two parts) is what the grader reads the hint
+    for: at the window sizes experts use it wraps in the rubric panel rather than being cut."""
+    window = grading_window(qtbot, demo, width, height, WAIT_MS)
+    text = hint_of(window).text
+
+    def whole() -> bool:
+        """The label's text, wrapped at its width, fits the label as laid out."""
+        needed = text.fontMetrics().boundingRect(QRect(0, 0, text.width(), 10_000),
+                                                 Qt.TextFlag.TextWordWrap, text.text())
+        return (needed.width() <= text.width() and needed.height() <= text.height()
+                and text.heightForWidth(text.width()) <= text.height())
+
+    for rid in ("r-0005", "r-0095"):  # the demo's two longest hints
+        show(qtbot, window, rid)
+        qtbot.waitUntil(lambda: "checking" not in hint_of(window).line, timeout=WAIT_MS)
+        qtbot.waitUntil(whole, timeout=2000)  # once the rubric panel is laid out again

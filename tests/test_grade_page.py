@@ -178,3 +178,24 @@ def test_the_grade_page_says_who_is_grading(qtbot, demo: Path) -> None:
     assert shown.fontMetrics().horizontalAdvance(shown.text()) <= shown.contentsRect().width()
     pane = window.grading.side.viewport()
     assert pane.rect().contains(QRect(shown.mapTo(pane, QPoint(0, 0)), shown.size()))
+
+
+def test_the_queue_shows_each_models_name_readably_on_the_smallest_screen(qtbot,
+                                                                          demo: Path) -> None:
+    """The ids and marks take what they need and the model's name the rest: at 1280×800 each
+    of the demo's models keeps enough of its name to be read, and its tooltip holds it whole."""
+    window = grading_window(qtbot, demo, 1280, 800)
+    table = window.grading.queue.table
+    model = table.model()
+    padding = 14  # the cell's padding (3 px) and the view's text margin (4 px), both sides
+    shown: dict[str, str] = {}
+    for row in range(model.rowCount()):
+        index = model.index(row, 1)
+        name = model.data(index)
+        shown[name] = table.fontMetrics().elidedText(name, table.textElideMode(),
+                                                     table.visualRect(index).width() - padding)
+        assert name in model.data(index, Qt.ItemDataRole.ToolTipRole)
+    assert set(shown) == {"helix-14b-instruct", "orbit-7b", "quark-lm-3"}
+    assert len(set(shown.values())) == 3
+    for name, text in shown.items():
+        assert text == name or len(text.replace("…", "")) >= 8, (name, text)

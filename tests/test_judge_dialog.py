@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from PySide6.QtCore import Qt  # noqa: E402
+from PySide6.QtCore import QPoint, QRect, Qt  # noqa: E402
 from PySide6.QtWidgets import QLabel, QMessageBox  # noqa: E402
 
 from conftest import TEST_KEY, shot, wait_for  # noqa: E402
@@ -270,3 +270,19 @@ def test_the_window_closing_under_a_run_waits_for_it(
     window.close()
     assert not worker.is_running()
     assert 1 <= len(stored(demo)) < 126
+
+
+def test_after_a_failed_run_the_dialog_and_its_buttons_stay_on_the_screen(
+        window: MainWindow, qtbot, fake: FakeAnthropic) -> None:
+    fake.always_status = 500  # every call fails: the longest banner and list of problems
+    dialog = opened(window, qtbot)
+    run_to_end(qtbot, dialog.start())
+    assert dialog.summary is not None and dialog.summary.problems
+    qtbot.wait(50)
+    room = dialog.screen().availableGeometry()
+    assert dialog.frameGeometry().height() <= room.height()
+    assert room.contains(dialog.frameGeometry())
+    for button in (dialog.run_button, dialog.close_button):
+        assert button.isVisible()
+        assert room.contains(QRect(button.mapToGlobal(QPoint(0, 0)), button.size()))
+    assert not dialog.content.horizontalScrollBar().isVisible()

@@ -31,7 +31,6 @@ from physgrade.rubric import FINAL_ANSWER
 from physgrade.tasks import Task
 from physgrade_ui import preferences, style
 from physgrade_ui.operations import Operations
-from physgrade_ui.widgets import ElidedLabel
 from physgrade_ui.workers import Worker
 
 BAD = "#b3261e"  # the style's error colour, kept to the one-character mark
@@ -69,7 +68,11 @@ def details(check: Check, gold: str, was_stored: bool) -> str:
 
 
 class AnswerHint(QWidget):
-    """"Rules: ✓ equivalent — …" in muted text, the details in its tooltip; hidden when idle."""
+    """"Rules: ✓ equivalent — …" in muted text, the details in its tooltip; hidden when idle.
+
+    The text wraps rather than ends in "…": its reason (e.g. a dimension or a direction that
+    differs) is what the grader reads it for, and a narrow rubric panel would cut it first.
+    """
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -80,20 +83,22 @@ class AnswerHint(QWidget):
         self.prefix.setProperty("role", "muted")
         self.prefix.setTextFormat(Qt.TextFormat.RichText)
         self.prefix.setTextInteractionFlags(Qt.TextInteractionFlag.NoTextInteraction)
-        self.text = ElidedLabel()
+        self.text = QLabel()
         self.text.setProperty("role", "muted")
+        self.text.setTextFormat(Qt.TextFormat.PlainText)
+        self.text.setWordWrap(True)
         for part in (self.prefix, self.text):
             part.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 2, 0, 0)
         layout.setSpacing(4)
-        layout.addWidget(self.prefix)
+        layout.addWidget(self.prefix, 0, Qt.AlignmentFlag.AlignTop)
         layout.addWidget(self.text, 1)
         self.hide()
 
     @property
     def line(self) -> str:
-        """The whole line as a reader sees it (before eliding), e.g. for tests."""
+        """The whole hint as one line, as a reader reads it (e.g. for tests)."""
         return f"Rules: {self.mark + ' ' if self.mark else ''}{self.text.text()}"
 
     def show_check(self, check: Check, gold: str, was_stored: bool) -> None:

@@ -111,7 +111,7 @@ class QueueModel(QAbstractTableModel):
             return (item.question_id, item.model, progress_text(item),
                     "●" if item.others else "")[column]
         if role == Qt.ItemDataRole.ToolTipRole:
-            return (f"{item.response_id} · {item.topic or 'no topic'} · {item.kind}"
+            return (f"{item.model}\n{item.response_id} · {item.topic or 'no topic'} · {item.kind}"
                     f"{'' if item.compliant else ' · not template-compliant'}\n"
                     f"Me: {item.progress} ({item.scored}/{item.criteria})"
                     f"{' · graded by others' if item.others else ''}"
@@ -164,10 +164,14 @@ class QueuePanel(QWidget):
         grid.addWidget(samples, grid.rowCount(), 0, 1, FACETS_PER_ROW)
 
         self.table = list_table(self.model, row_height=28)
+        # The queue is narrow: the ids and marks take only what they need and the model's name
+        # the rest. A name still too long loses its middle, which keeps both its family (at the
+        # start) and its size, date or variant (at the end); the row's tooltip holds it whole.
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         header = self.table.horizontalHeader()
+        for column in (0, 2, 3):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
-        for column, width in ((0, 84), (2, 50), (3, 58)):
-            header.resizeSection(column, width)
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(12, 12, 6, 12)

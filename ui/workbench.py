@@ -37,9 +37,11 @@ from physgrade_ui.reading_view import BufferedReadingView
 from physgrade_ui.scoring import ScoringPanel
 from physgrade_ui.widgets import ElidedLabel, label, named_shortcut, shortcuts
 
-#: the panes' first widths, before the grader has moved a splitter
-QUEUE_WIDTH = 270
-RUBRIC_WIDTH = 400
+#: the panes' first widths, before the grader has moved a splitter: at 1280×800 the reading
+#: keeps the 450 px its formulas are measured at, the rubric its least width, and the queue
+#: room for the models' names (see :class:`~physgrade_ui.queue_view.QueuePanel`)
+QUEUE_WIDTH = 310
+RUBRIC_WIDTH = 360
 #: the pause before auto-advance moves on, long enough to see the last score land
 ADVANCE_DELAY_MS = 400
 
