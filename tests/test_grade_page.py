@@ -129,9 +129,10 @@ def test_progress_and_pace_follow_the_grading(qtbot, demo: Path) -> None:
     graded = page.queue.model.graded_count()
     assert page.progress_bar.value() == graded and page.progress_bar.maximum() == 126
     assert page.pace_label.text() == "Session: 0"
-    for finished in range(1, 6):
+    for finished in range(1, 5):  # too few for a rate
         press(qtbot, window, "U", *["1"] * len(page.item.rubric.criteria))
-        assert page.pace_label.text() == f"Session: {finished}" or finished == 5
+        assert page.pace_label.text() == f"Session: {finished}"
+    press(qtbot, window, "U", *["1"] * len(page.item.rubric.criteria))
     assert page.progress_bar.value() == graded + 5
     assert page.pace_label.text().startswith("Session: 5 · ")
     assert page.pace_label.text().endswith("/h")

@@ -15,13 +15,14 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QLabel, QVB
                                QWidget)
 
 from physgrade.project import Project
-from physgrade.team import packs
+from physgrade.team.packs import PackOrigin
+from physgrade_ui.preferences import ByProject
 from physgrade_ui.widgets import label
 
 #: the person chosen last: who a project opened for the first time is graded as
 KEY = "grader"
-#: each project's person, by the project file's resolved path
-BY_PROJECT_KEY = "graders_by_project"
+#: each project's person
+BY_PROJECT = ByProject("graders_by_project")
 #: the window's entry that changes the person, and its key
 CHANGE_ACTION, CHANGE_KEY = "Change &Grader…", "Ctrl+G"
 CHANGE_HINT = (f"Grading ▸ {CHANGE_ACTION.replace('&', '')} ({CHANGE_KEY}) changes who you are "
@@ -39,34 +40,28 @@ def remember(name: str) -> None:
     QSettings().setValue(KEY, name.strip())
 
 
-def _by_project() -> dict[str, str]:
-    return dict(QSettings().value(BY_PROJECT_KEY, {}) or {})
-
-
-def person_for(project: Project) -> str | None:
-    """Who grades ``project``: a pack's grader; else the person chosen in it; else the person
-    chosen last, kept for the project from now on, so that a later choice elsewhere does not
-    change it (None: nobody has said yet)."""
-    pack = packs.origin(project)
+def person_for(project: Project, pack: PackOrigin | None) -> str | None:
+    """Who grades ``project`` (``pack``: its origin where it is a grader's pack): a pack's
+    grader; else :func:`chosen_for`, kept for the project from now on, so that a later choice
+    elsewhere does not change it (None: nobody has said yet)."""
     if pack is not None:
         return pack.grader
-    name = _by_project().get(str(project.path.resolve())) or remembered()
+    name = chosen_for(project.path)
     if name is not None:
-        _keep(project.path, name)
+        BY_PROJECT.set(project.path, name.strip())
     return name
+
+
+def chosen_for(path: Path) -> str | None:
+    """The person chosen in the project at ``path``, else the person chosen last."""
+    return BY_PROJECT.get(path) or remembered()
 
 
 def choose(path: Path, name: str) -> None:
     """``name`` grades the project at ``path`` from now on, and any project opened for the first
     time after it."""
-    _keep(path, name)
+    BY_PROJECT.set(path, name.strip())
     remember(name)
-
-
-def _keep(path: Path, name: str) -> None:
-    graders = _by_project()
-    graders[str(path.resolve())] = name.strip()
-    QSettings().setValue(BY_PROJECT_KEY, graders)
 
 
 def show_person(widget: QLabel, activity: str, person: str | None) -> None:

@@ -262,7 +262,7 @@ class MainWindow(QMainWindow):
         the project's own person (:func:`~physgrade_ui.grader.person_for`). A grader's pack is
         graded as its grader, so its Grade page's queue is their assignment."""
         self.pack = packs.origin(project) if project is not None else None
-        person = grader.person_for(project) if project is not None else None
+        person = grader.person_for(project, self.pack) if project is not None else None
         if project is not None:
             recent.remember(project.path)
             self._fill_recent_menu()

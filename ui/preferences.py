@@ -47,41 +47,52 @@ DESCRIPTIONS_HIDDEN = Preference("grade/descriptions_hidden", False)
 
 
 @dataclass(frozen=True)
+class ByProject:
+    """A text setting kept for each project, by its file's resolved path (a project reached
+    by another path, a link, is the same project)."""
+
+    key: str
+
+    def get(self, project: Path) -> str | None:
+        return self._all().get(str(project.resolve()))
+
+    def set(self, project: Path, value: str) -> None:
+        kept = self._all()
+        kept[str(project.resolve())] = value
+        QSettings().setValue(self.key, kept)
+
+    def _all(self) -> dict[str, str]:
+        return dict(QSettings().value(self.key, {}) or {})
+
+
+@dataclass(frozen=True)
 class PaneSizes:
     """A page's pane sizes (QSplitter.saveState), kept for each project by its file's resolved
     path, and the sizes last used in any project: a project opened for the first time starts
     from those (the key ``last`` names is the one a single app-wide setting used before)."""
 
     last: Preference[QByteArray]
-    by_project_key: str
+    by_project: ByProject
 
     def get(self, project: Path | None) -> QByteArray:
-        kept = self._by_project().get(_project_key(project)) if project is not None else None
+        kept = self.by_project.get(project) if project is not None else None
         return QByteArray.fromBase64(kept.encode()) if kept else self.last.get()
 
     def kept_for(self, project: Path) -> bool:
-        return _project_key(project) in self._by_project()
+        return self.by_project.get(project) is not None
 
     def set(self, project: Path | None, state: QByteArray) -> None:
         self.last.set(state)
         if project is not None:
-            kept = self._by_project()
-            kept[_project_key(project)] = bytes(state.toBase64().data()).decode()
-            QSettings().setValue(self.by_project_key, kept)
-
-    def _by_project(self) -> dict[str, str]:
-        return dict(QSettings().value(self.by_project_key, {}) or {})
-
-
-def _project_key(project: Path) -> str:
-    return str(project.resolve())
+            self.by_project.set(project, bytes(state.toBase64().data()).decode())
 
 
 #: the Grade page's pane sizes
-GRADE_PANES = PaneSizes(Preference("grade/splitter", QByteArray()), "grade/splitter_by_project")
+GRADE_PANES = PaneSizes(Preference("grade/splitter", QByteArray()),
+                        ByProject("grade/splitter_by_project"))
 #: the Adjudicate page's pane sizes
 ADJUDICATE_PANES = PaneSizes(Preference("adjudicate/splitter", QByteArray()),
-                             "adjudicate/splitter_by_project")
+                             ByProject("adjudicate/splitter_by_project"))
 
 #: move to the next unfinished response once the last criterion is scored
 AUTO_ADVANCE = Preference("grade/auto_advance", False)

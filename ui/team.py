@@ -735,7 +735,7 @@ class ConflictsDialog(QDialog):
         if not ids:
             self.ops.say("Select the conflicts to settle first.")
             return False
-        person = grader.person_for(self.ops.project) if self.ops.project else None
+        person = grader.chosen_for(self.ops.project.path) if self.ops.project else None
         if person is None:
             self.ops.say("Say who you are first: conflicts are settled under your name.")
             self.ops.ask_person.emit()
