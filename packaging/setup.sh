@@ -2,7 +2,8 @@
 # Set physgrade up on this machine, from nothing: the system libraries Qt needs (on Debian or
 # Ubuntu, through apt-get), then a virtual environment in .venv with physgrade installed in it.
 #   packaging/setup.sh          the app
-#   packaging/setup.sh --test   the app plus what the tests and checks need (pytest, Xvfb, ruff, mypy)
+#   packaging/setup.sh --test   the app plus what the tests and checks need (pytest, Xvfb,
+#                               xdotool, ruff, mypy)
 # Running it again is cheap: what is already there is kept.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,7 +18,7 @@ esac
 qt_libs="libxkbcommon-x11-0 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-shape0
   libxcb-render-util0 libxcb-image0 libegl1 libgl1 libnss3 libxcomposite1 libxdamage1
   libxrandr2 libxtst6 libasound2 libxkbfile1 libfontconfig1 libdbus-1-3 fonts-dejavu-core"
-test_tools="xvfb"
+test_tools="xvfb xdotool"
 packages="$qt_libs"
 [ "$with_tests" = 1 ] && packages="$packages $test_tools"
 

@@ -32,6 +32,7 @@ from physgrade.importer import import_file
 from physgrade.judge.client import CredentialsError
 from physgrade.project import Project, ProjectError, now_iso
 from physgrade.queries import COUNTED, project_info
+from physgrade.report.options import MIN_GRADES
 from physgrade.rubric import ScoreError, value_text
 from physgrade.tasks import Cancelled, Task
 from physgrade.wording import count
@@ -370,6 +371,10 @@ def cmd_agreement(args: argparse.Namespace) -> None:
          arg("--sample", metavar="NAME", help="the estimation sample whose expert grades "
                                               "correct the judges' scores (default: the newest "
                                               "drawn at random)"),
+         arg("--min-grades", type=int, default=MIN_GRADES, metavar="N",
+             help="fold people with fewer than N grades into one 'others' row of the HTML "
+                  "tables and leave them out of per-rater figures; CSV and JSON keep their "
+                  f"rows (default {MIN_GRADES}; 0 folds nobody)"),
          BOOTSTRAP)
 def cmd_report(args: argparse.Namespace) -> None:
     # Imported here: pandas, scipy and matplotlib are for reports, not for every command.
@@ -379,7 +384,7 @@ def cmd_report(args: argparse.Namespace) -> None:
 
     formats = check_formats(args.format.split(","))
     options = ReportOptions(ReportFilter.parse(args.filter or []), args.rater, args.resamples,
-                            args.seed, sample=args.sample)
+                            args.seed, sample=args.sample, min_grades=args.min_grades)
     with Project.open(args.db) as project, progress_task() as task:
         report = build_report(project, options, task)
         written = write_report(report, args.out, formats, task)

@@ -39,12 +39,16 @@ The reading panes cannot run scripts, so formulas are made to fit their width he
 is split at its top-level relations (``=``, ``\\approx``, ``\\le``, ``\\to``, ...: never inside a
 brace group, ``\\left...\\right`` or an environment) and each of those pieces at its top-level
 ``+`` and ``-``, into several ``<math>`` elements, each piece after the first starting with its
-operator. Inline pieces are separated by ``<wbr>``, so a line may end between them; display
-pieces sit in ``<span class="piece">`` groups inside ``<span class="display-math">`` (a span, as
-it may land in a ``<p>``), which the style sheet lays out as wrapping rows. A formula none of
-whose pieces fails to convert is shown split; otherwise it is converted whole. A display formula
-whose widest piece is estimated (from its MathML) wider than ``FIT_FROM`` em is marked
-``fit-N`` with that width, so that the style sheet can shrink it to its column's width.
+operator. A piece still estimated (from its MathML) wider than ``FIT_FROM`` em, such as a long
+product, is cut again before its top-level ``\\cdot``, ``\\times`` and ``*`` and between its
+juxtaposed factors (never inside braces, brackets, scripts or arguments; a function or big
+operator keeps its first factor). Inline pieces are separated by ``<wbr>``, so a line may end
+between them; display pieces sit in ``<span class="piece">`` groups inside
+``<span class="display-math">`` (a span, as it may land in a ``<p>``), which the style sheet lays
+out as wrapping rows. A formula none of whose pieces fails to convert is shown split; otherwise
+it is converted whole (cut at its products only). A display formula whose widest piece is still
+wider than ``FIT_FROM`` em is marked ``fit-N`` with that width, so that the style sheet can
+shrink it towards its column's width, down to a size still read with ease.
 """
 
 from __future__ import annotations
@@ -133,6 +137,8 @@ _RELATIONS = frozenset({
     r"\Longleftrightarrow", r"\mapsto",
 })
 _BINARY_OPERATORS = frozenset({"+", "-", "−", "±", "∓", r"\pm", r"\mp"})
+#: Where a piece still too wide is cut: before these, and between juxtaposed factors.
+_MULTIPLICATION = frozenset({r"\cdot", r"\times", "*", r"\ast", "⋅", "×"})
 _OPENING = frozenset({"{", "(", "[", r"\left", r"\begin"})
 _CLOSING = frozenset({"}", ")", "]", r"\right", r"\end"})
 #: Commands whose next token is their delimiter, not a bracket that opens or closes a group.
@@ -143,6 +149,23 @@ _NO_OPERAND = frozenset({"^", "_", ",", ";", ":", "/", "*", r"\not", r"\cdot", r
                          r"\div", r"\over"}) | _RELATIONS | _BINARY_OPERATORS | _OPENING
 #: Spacing, skipped when looking at what precedes an operator.
 _SPACING = frozenset({r"\,", r"\;", r"\:", r"\!", "\\ ", r"\quad", r"\qquad", "~"})
+#: Commands that take the next token or group as their argument: never cut from it.
+_TAKES_ARGUMENT = frozenset({
+    r"\frac", r"\dfrac", r"\tfrac", r"\sqrt", r"\binom", r"\hat", r"\widehat", r"\check",
+    r"\tilde", r"\widetilde", r"\bar", r"\overline", r"\underline", r"\vec", r"\dot", r"\ddot",
+    r"\acute", r"\grave", r"\breve", r"\mathring", r"\overrightarrow", r"\overleftarrow",
+    r"\overbrace", r"\underbrace", r"\mathrm", r"\mathbf", r"\mathit", r"\mathsf", r"\mathtt",
+    r"\mathcal", r"\mathbb", r"\mathfrak", r"\boldsymbol", r"\bm", r"\text", r"\textrm",
+    r"\textbf", r"\textit", r"\mbox", r"\operatorname", r"\limits", r"\nolimits"})
+#: Functions and big operators, kept with the factor they apply to ("\sin x", "\sum_i a_i").
+_PREFIX = frozenset({
+    r"\sin", r"\cos", r"\tan", r"\cot", r"\sec", r"\csc", r"\arcsin", r"\arccos", r"\arctan",
+    r"\sinh", r"\cosh", r"\tanh", r"\coth", r"\ln", r"\log", r"\lg", r"\exp", r"\det", r"\dim",
+    r"\ker", r"\deg", r"\arg", r"\max", r"\min", r"\sup", r"\inf", r"\lim", r"\limsup",
+    r"\liminf", r"\Pr", r"\gcd", r"\sum", r"\prod", r"\coprod", r"\int", r"\iint", r"\iiint",
+    r"\oint", r"\bigcup", r"\bigcap", r"\partial", r"\nabla", r"\operatorname"})
+_NOT_STARTING = _NO_OPERAND | _MULTIPLICATION | _CLOSING | _SIZED | _SPACING
+_NOT_ENDING = _NO_OPERAND | _MULTIPLICATION | _TAKES_ARGUMENT | _PREFIX | _SIZED
 #: Top-level tokens that make a formula unsplittable: style switches would not reach the later
 #: pieces, and rows and columns need the formula whole.
 _UNSPLITTABLE = frozenset({r"\displaystyle", r"\textstyle", r"\scriptstyle", r"\rm", r"\bf",
@@ -152,7 +175,8 @@ _LATEX_TOKEN = re.compile(r"\\(?:[A-Za-z]+|.)|\s+|.", re.DOTALL)
 
 #: Display formulas whose widest piece is estimated wider than this many em get a class
 #: ``fit-N`` (N: the estimate rounded up to even em, at most FIT_MOST), with which the style sheet
-#: shrinks them to the pane's width: a piece cannot be broken, and the page cannot run scripts.
+#: shrinks them to the pane's width: such a piece has no product left to cut it at, and the page
+#: cannot run scripts. Pieces wider than this are first cut at their products.
 FIT_FROM = 16
 FIT_MOST = 120
 #: The size of scripts, and of what a fraction holds outside display style.
@@ -255,49 +279,100 @@ def _formula_html(source: str, latex: str, display: bool) -> str:
 
 @lru_cache(maxsize=4096)
 def _pieces_html(latex: str, display: bool) -> tuple[tuple[tuple[str, ...], ...], float] | None:
-    """The formula split at relations, each part split at plus and minus, as MathML, with the
-    estimated width of the widest piece; whole if a piece does not convert; None if the formula
-    does not convert either."""
+    """The formula split at relations, each part at plus and minus and each piece still too wide
+    at its products, as MathML, with the estimated width of the widest piece; whole (cut at its
+    products only) if a piece does not convert; None if the formula does not convert either."""
     groups = [_split(part, _BINARY_OPERATORS) for part in _split(latex, _RELATIONS)]
-    if len(groups) > 1 or len(groups[0]) > 1:
-        converted = [[_piece(piece, display, (g, p) != (0, 0)) for p, piece in enumerate(group)]
-                     for g, group in enumerate(groups)]
-        done = [piece for group in converted for piece in group if piece is not None]
-        if len(done) == sum(map(len, groups)):  # every piece converted
-            return (tuple(tuple(piece[0] for piece in group if piece) for group in converted),
-                    max(width for _, width in done))
-    whole = _piece(latex, display, False)
-    return None if whole is None else (((whole[0],),), whole[1])
+    converted = [[_narrowed(piece, display, (g, p) != (0, 0)) for p, piece in enumerate(group)]
+                 for g, group in enumerate(groups)]
+    if any(pieces is None for group in converted for pieces in group):
+        whole = _narrowed(latex, display, False)
+        if whole is None:
+            return None
+        converted = [[whole]]
+    return (tuple(tuple(markup for pieces in group if pieces for markup, _ in pieces)
+                  for group in converted),
+            max(width for group in converted for pieces in group if pieces for _, width in pieces))
 
 
-def _split(latex: str, operators: frozenset[str]) -> list[str]:
-    """``latex`` cut before each top-level operator in ``operators`` that follows an operand."""
+def _narrowed(latex: str, display: bool, continuation: bool) -> list[tuple[str, float]] | None:
+    """A piece as MathML; one estimated wider than ``FIT_FROM`` em cut before each top-level
+    multiplication sign and between juxtaposed factors, so that a long product wraps (kept whole
+    if a factor does not convert). None if the piece does not convert."""
+    piece = _piece(latex, display, continuation)
+    if piece is None or piece[1] <= FIT_FROM:
+        return None if piece is None else [piece]
+    factors = _split(latex, _MULTIPLICATION, juxtaposed=True)
+    narrowed = [_piece(factor, display, continuation if f == 0 else
+                       next(_LATEX_TOKEN.finditer(factor))[0] in _MULTIPLICATION)
+                for f, factor in enumerate(factors)]
+    done = [factor for factor in narrowed if factor is not None]
+    return done if 1 < len(done) == len(factors) else [piece]
+
+
+def _split(latex: str, operators: frozenset[str], juxtaposed: bool = False) -> list[str]:
+    """``latex`` cut before each top-level operator in ``operators`` that follows an operand and,
+    if ``juxtaposed``, before each top-level factor that follows one (a function or big operator
+    keeps its first factor; digits, arguments and scripts stay with what they belong to)."""
     cuts = [0]
     depth = 0
     previous: str | None = None
     delimiter = False  # the token after \left, \big... is its delimiter, not a bracket
+    prefix = False  # a function or big operator waits for the factor it applies to
     for match in _LATEX_TOKEN.finditer(latex):
         token = match[0]
         if token.isspace() or token in _SPACING:
             continue
         if delimiter:
             delimiter = False
-        elif token in _OPENING:
+            if previous != r"\right":  # what \right closes is an operand, whatever its delimiter
+                previous = token
+            continue
+        if depth == 0 and token in _UNSPLITTABLE:
+            return [latex]
+        if depth == 0 and previous is not None:
+            if token in operators and previous not in _NO_OPERAND:
+                cuts.append(match.start())
+            elif juxtaposed and _starts_factor(token, previous):
+                if prefix:
+                    prefix = False
+                elif _ends_operand(previous):
+                    cuts.append(match.start())
+        prefix = prefix or (depth == 0 and token in _PREFIX)
+        if token in _OPENING:
             depth += 1
         elif token in _CLOSING:
             depth -= 1
             if depth < 0:
                 return [latex]
-        elif depth == 0 and token in _UNSPLITTABLE:
-            return [latex]
-        elif (depth == 0 and token in operators and previous is not None
-              and previous not in _NO_OPERAND):
-            cuts.append(match.start())
         delimiter = token in _SIZED
         previous = token
     if depth or len(cuts) == 1:
         return [latex]
     return [latex[start:end] for start, end in zip(cuts, cuts[1:] + [len(latex)])]
+
+
+def _starts_factor(token: str, previous: str) -> bool:
+    """Whether ``token`` may start a factor after ``previous``: a letter, a number, a command
+    that is no operator, or a bracket after a bracket (``f(x)`` is one factor, ``(a)(b)`` two);
+    not a script or an argument."""
+    if previous in ("^", "_") or previous in _TAKES_ARGUMENT:
+        return False
+    if token in ("(", r"\left"):
+        return previous in (")", "]", r"\right") or previous in _PREFIX
+    if token[0] == "\\":
+        return token[1:].isalpha() and token not in _NOT_STARTING
+    return token.isalpha() or (token.isdigit() and not (previous.isdigit() or previous == "."))
+
+
+def _ends_operand(token: str) -> bool:
+    """Whether a factor may end with ``token`` (not with an operator, a script sign, an argument
+    command or an opening bracket)."""
+    if token in (")", "]", "}", "!", "'", r"\right"):
+        return True
+    if token[0] == "\\":
+        return token[1:].isalpha() and token not in _NOT_ENDING
+    return token.isalnum()
 
 
 @lru_cache(maxsize=8192)

@@ -7,7 +7,8 @@ import math
 import pytest
 from scipy import stats
 
-from physgrade.stats.describe import mean, mean_difference, proportion, welch_difference
+from physgrade.stats.describe import (clustered_proportion, mean, mean_difference, proportion,
+                                      welch_difference)
 
 Z = 1.959963984540054  # the normal quantile of a 95% interval
 T2 = 4.302652729911275  # the t quantile of a 95% interval with 2 degrees of freedom
@@ -21,6 +22,69 @@ def test_proportion_has_the_wilson_interval():
     got = proportion(4, 5)
     assert got.value == 0.8 and got.n == 5 and got.reason is None
     assert got.ci95 == pytest.approx((centre - half, centre + half))
+
+
+def wilson(p: float, n: float) -> tuple[float, float]:
+    """Wilson's interval by its formula, for n that may be fractional (an effective n)."""
+    centre = (p + Z**2 / (2 * n)) / (1 + Z**2 / n)
+    half = Z / (1 + Z**2 / n) * math.sqrt(p * (1 - p) / n + Z**2 / (4 * n**2))
+    return centre - half, centre + half
+
+
+def test_all_agreeing_is_never_a_point():
+    # At 100% Wilson's lower end is n / (n + z²): 38 / 41.84 and 30 / 33.84. A t interval over
+    # 38 agreeing responses reads [100.0, 100.0].
+    assert proportion(38, 38).ci95[0] == pytest.approx(0.90819, abs=1e-5)
+    assert proportion(30, 30).ci95[0] == pytest.approx(0.88649, abs=1e-5)
+    assert proportion(30, 30).ci95[1] == pytest.approx(1.0, abs=1e-12)
+
+
+def test_clustered_share_of_single_outcomes_is_plain_wilson():
+    # Clusters of one 0/1 outcome each: the effective n is the number of clusters.
+    got = clustered_proportion([1, 0, 1, 1, 1, 0, 1], [1] * 7)
+    assert got.value == pytest.approx(5 / 7) and got.n == 7
+    assert got.ci95 == pytest.approx(proportion(5, 7).ci95, abs=1e-12)
+    assert got.ci95 == pytest.approx(wilson(5 / 7, 7), abs=1e-9)
+    # Clusters of several units that each agree wholly or not at all (shares 0 or 1) are as
+    # informative as single outcomes: Wilson on the clusters again.
+    whole = clustered_proportion([4, 0, 3, 5, 2, 0, 6], [4, 2, 3, 5, 2, 1, 6])
+    assert whole.ci95 == pytest.approx(proportion(5, 7).ci95, abs=1e-9)
+
+
+def test_clustered_share_lies_between_the_clusters_and_the_units():
+    # Shares 1, 1/2, 3/4, 1/4 of 4 units each: p = 5/8, variance of the shares (divisor 4)
+    # 5/64, of their mean 5/256; n_eff = (5/8)(3/8) / (5/256) = 12, between 4 clusters and
+    # 16 units.
+    got = clustered_proportion([4, 2, 3, 1], [4, 4, 4, 4])
+    assert got.value == pytest.approx(0.625) and got.n == 4
+    assert got.ci95 == pytest.approx(wilson(0.625, 12), abs=1e-9)
+    width = got.ci95[1] - got.ci95[0]
+    narrowest, widest = (high - low for low, high in (wilson(0.625, 16), wilson(0.625, 4)))
+    assert narrowest < width < widest
+    # Clusters that all have the same share count as their units.
+    assert clustered_proportion([1, 1, 1], [2, 2, 2]).ci95 == pytest.approx(wilson(0.5, 6),
+                                                                            abs=1e-9)
+
+
+def test_clustered_share_at_the_ends_takes_the_clusters_as_its_n():
+    # No spread at 100% or 0%: the cautious end, Wilson on the 5 clusters (not the 17 units).
+    full = clustered_proportion([3, 4, 2, 5, 3], [3, 4, 2, 5, 3])
+    assert full.value == 1.0 and full.n == 5
+    assert full.ci95 == pytest.approx(proportion(5, 5).ci95, abs=1e-12)
+    assert full.ci95[1] - full.ci95[0] > 0.4
+    none = clustered_proportion([0, 0], [3, 1])
+    assert none.value == 0.0 and none.ci95 == pytest.approx(proportion(0, 2).ci95, abs=1e-12)
+
+
+def test_clustered_share_of_nothing_is_unavailable_and_nonsense_is_refused():
+    got = clustered_proportion([], [])
+    assert got.value is None and got.n == 0 and got.reason
+    with pytest.raises(ValueError):
+        clustered_proportion([3], [2])
+    with pytest.raises(ValueError):
+        clustered_proportion([0], [0])
+    with pytest.raises(ValueError):
+        clustered_proportion([1, 2], [3])
 
 
 def test_proportion_at_zero_keeps_a_real_upper_bound():

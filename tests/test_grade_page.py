@@ -200,3 +200,20 @@ def test_the_queue_shows_each_models_name_readably_on_the_smallest_screen(qtbot,
     assert len(set(shown.values())) == 3
     for name, text in shown.items():
         assert text == name or len(text.replace("…", "")) >= 8, (name, text)
+
+
+def test_the_last_criterion_is_in_view_with_its_levels_on_the_smallest_screen(qtbot,
+                                                                            demo: Path) -> None:
+    """At 1280×800 the rubric is taller than the panel: scoring down to ANS brings its row,
+    the levels it describes and the rules' hint, whole into view."""
+    window = grading_window(qtbot, demo, 1280, 800)
+    page = window.grading
+    assert page.select("r-0002")
+    qtbot.waitUntil(page.panel.hasFocus)
+    criteria = page.item.rubric.criteria
+    assert page.side.widget().height() > page.side.viewport().height()  # the panel scrolls
+    press(qtbot, window, *("0" * (len(criteria) - 1)))
+    assert page.panel.current_criterion.key == "ANS"
+    row = page.panel.rows[page.panel.current]
+    top = row.mapTo(page.side.viewport(), QPoint(0, 0)).y()
+    assert top >= 0 and top + row.height() <= page.side.viewport().height()

@@ -24,6 +24,7 @@ from physgrade.report.model import Report
 from physgrade.report.options import ReportFilter
 from physgrade.report.writers import report_html
 from physgrade.rubric import CONCEPTUAL, PREFS
+from physgrade.stats.describe import proportion
 from physgrade.stats.estimate import Estimate
 from physgrade.tasks import Task
 
@@ -199,8 +200,11 @@ def test_each_verdict_says_why(cards: dict[str, JudgeCard]) -> None:
                                   f"Agrees with {EXPERT} on 100% of final answers (n = 100)."]
     few = cards["few [v1]"]
     assert few.verdict == REVIEW
+    # Its 20 agreeing final answers could still be 84% (Wilson), below the caution line.
     assert few.reasons == [f"Only 20 responses graded by both the judge and {EXPERT}: too few "
-                           f"to vouch for it ({MIN_GRADED_BY_BOTH} needed)."]
+                           f"to vouch for it ({MIN_GRADED_BY_BOTH} needed).",
+                           f"Agrees with {EXPERT} on 100% of final answers (n = 20); it could "
+                           "be as low as 84%."]
     flipper = cards["flipper [v1]"]
     assert flipper.verdict == REVIEW
     final = flipper.versions[0].final_answer
@@ -236,6 +240,11 @@ def test_the_rules_draw_their_lines_where_they_say() -> None:
     assert verdicts(final=estimate(0.90, 0.02))[final] == CAUTION
     assert verdicts(final=estimate(0.81, 0.02))[final] == REVIEW
     assert verdicts(final=Estimate.unavailable(0, "none"))[final] == REVIEW
+    # A value alone cannot pass as its own lower end.
+    assert verdicts(final=Estimate(1.0, None, 200, "no interval"))[final] == REVIEW
+    # Every final answer agreeing: Wilson's lower end decides (88.6% at 30, 90.1% at 35).
+    assert verdicts(final=proportion(30, 30))[final] == CAUTION
+    assert verdicts(final=proportion(35, 35))[final] == TRUSTWORTHY
     overall = "Overall leniency"
     assert verdicts(leniency=estimate(0.07, 0.01))[overall] == CAUTION
     assert verdicts(leniency=estimate(-0.07, 0.01))[overall] == CAUTION  # strict counts too
@@ -249,6 +258,43 @@ def test_the_rules_draw_their_lines_where_they_say() -> None:
     assert verdicts(slope=estimate(LENGTH_SLOPE_CAUTION, 0.01))[length] == CAUTION
     assert verdicts(slope=estimate(0.01, 0.005))[length] == TRUSTWORTHY  # too small to matter
     assert verdicts(slope=estimate(-0.05, 0.01))[length] == TRUSTWORTHY  # favours short ones
+
+
+@pytest.fixture(scope="module")
+def few_agreeing(tmp_path_factory: pytest.TempPathFactory) -> dict[str, JudgeCard]:
+    """Cards of two judges that agree with the expert on every final answer, one on 30
+    responses and one on 38."""
+    tmp_path = tmp_path_factory.mktemp("few_agreeing")
+    graded = range(38)
+    with Project.create(tmp_path / "few.physgrade") as project:
+        import_file(project, write_jsonl(tmp_path / "q.jsonl", [
+            question(f"q-{i}") for i in graded]), "questions")
+        import_file(project, write_jsonl(tmp_path / "r.jsonl", [
+            response(f"r-{i}", f"q-{i}") for i in graded]), "responses")
+        import_file(project, write_jsonl(tmp_path / "g.jsonl", [
+            {"response_id": f"r-{i}", "grader": EXPERT, "scores": expert_scores(i),
+             "graded_at": "2025-12-01T09:00:00Z"} for i in graded]), "grades")
+        for name, ids in (("thirty", range(30)), ("thirty-eight", graded)):
+            write_verdicts(project, name, "v1", "2026-02-01T09:00:00.000Z", expert_scores, ids=ids)
+        return {card.judge: card for card in judge_cards(read_versions(project),
+                                                         score_tables.load(project))}
+
+
+def test_all_final_answers_agreeing_is_judged_by_wilsons_lower_end(
+        few_agreeing: dict[str, JudgeCard]) -> None:
+    """At 30 of 30 the agreement could still be 88.6%, below the caution line of 90%; at 38
+    of 38 it is surely above it (90.8%). A t interval would have read 100% for both."""
+    for judge, n, low, verdict in (("thirty [v1]", 30, 0.88649, CAUTION),
+                                   ("thirty-eight [v1]", 38, 0.90819, TRUSTWORTHY)):
+        card = few_agreeing[judge]
+        final = next(f for f in card.findings if f.check == "Final-answer agreement")
+        assert final.result.value == 1.0 and final.result.n == n
+        assert final.result.ci95 == pytest.approx((low, 1.0), abs=1e-5)
+        assert final.verdict == verdict
+        exact = card.versions[0].exact
+        assert exact.value == 1.0 and exact.ci95 == pytest.approx((low, 1.0), abs=1e-5)
+    assert few_agreeing["thirty [v1]"].reasons == [
+        f"Agrees with {EXPERT} on 100% of final answers (n = 30); it could be as low as 89%."]
 
 
 def test_a_stage_counts_only_where_scored_whole(loaded: Project) -> None:

@@ -317,6 +317,59 @@ def test_wide_unbreakable_pieces_are_marked_for_shrinking(latex, fit):
     assert "fit-" not in to_html(f"${latex}$")  # inline formulas break between their pieces
 
 
+#: 3,000 characters of product, none of it a relation, a plus or a minus.
+LONG_PRODUCTS = {
+    "juxtaposed": (" ".join(f"a_{{{i}}}" for i in range(1, 460)), None),
+    "brackets": ("".join(f"(x_{{{i}}})" for i in range(1, 360)), None),
+    "cdot": (r" \cdot ".join(f"a_{{{i}}}" for i in range(1, 260)), "·"),
+    "times": (r" \times ".join(f"b^{{{i}}}" for i in range(1, 250)), "×"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(LONG_PRODUCTS))
+def test_long_products_are_cut_between_their_factors(kind):
+    latex, operator = LONG_PRODUCTS[kind]
+    assert len(latex) >= 3000
+    factors = maths._split(latex, maths._MULTIPLICATION, juxtaposed=True)
+    assert "".join(factors) == latex  # nothing lost, nothing added
+    whole = pieces(latex_to_mathml(latex, True))
+    for output in (to_html(f"$${latex}$$"), to_html(f"${latex}$")):
+        found = pieces(output)
+        assert len(found) == len(factors) > 200
+        assert "".join(found) == "".join(whole)  # the same text as the formula in one piece
+        if operator:  # each continuation starts with its operator, set infix
+            assert all(piece.startswith(operator) for piece in found[1:])
+            assert output.count('<mo form="infix">') == len(found) - 1
+    assert to_html(f"${latex}$").count("<wbr>") == len(factors) - 1  # a line may end there
+    assert "fit-" not in to_html(f"$${latex}$$")  # every factor fits: nothing is shrunk
+
+
+@pytest.mark.parametrize("latex, factors", [
+    (r"a \cdot b \times c * d", ["a ", r"\cdot b ", r"\times c ", "* d"]),
+    (r"\frac{a b}{c d} e", [r"\frac{a b}{c d} ", "e"]),  # never inside braces
+    (r"\left( a b \right) \left| c d \right|", [r"\left( a b \right) ", r"\left| c d \right|"]),
+    (r"\begin{pmatrix} a b \end{pmatrix} c", [r"\begin{pmatrix} a b \end{pmatrix} ", "c"]),
+    (r"a^{b c} d_{e f} x^2 y", ["a^{b c} ", "d_{e f} ", "x^2 ", "y"]),  # scripts stay
+    (r"a^\alpha b_\beta", [r"a^\alpha ", r"b_\beta"]),
+    (r"12.5 x", ["12.5 ", "x"]),  # a number is one factor
+    (r"f(x) g(x) (a)(b)", ["f(x) ", "g(x) ", "(a)", "(b)"]),  # f(x) is applied, not multiplied
+    (r"\sin x \cos(y) z", [r"\sin x ", r"\cos(y) ", "z"]),  # a function keeps its argument
+    (r"\sum_{i=1}^{N} a_i b_i", [r"\sum_{i=1}^{N} a_i ", "b_i"]),
+    (r"\vec a \hat{b} \mathrm{d}x", [r"\vec a ", r"\hat{b} ", r"\mathrm{d}", "x"]),
+    (r"a \cdot -b", ["a ", r"\cdot -b"]),  # a sign is no factor to cut at
+    (r"\displaystyle a b", [r"\displaystyle a b"]),  # a style switch keeps it whole
+])
+def test_products_split_between_top_level_factors_only(latex, factors):
+    assert maths._split(latex, maths._MULTIPLICATION, juxtaposed=True) == factors
+
+
+def test_only_pieces_too_wide_are_cut_at_their_products():
+    assert pieces(to_html("$$F = m a b$$")) == ["F", "=mab"]
+    long = " ".join(f"x_{{{i}}}" for i in range(1, 40))
+    found = pieces(to_html(f"$$F = {long} + y z$$"))
+    assert found[:3] == ["F", "=x1", "x2"] and found[-1] == "+yz"  # the narrow piece stays whole
+
+
 # -- bare LaTeX -----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("text, expected", [

@@ -148,6 +148,50 @@ def test_columns_stack_in_a_narrow_pane_reference_first(qtbot, demo: Path) -> No
     assert reference_top == response_top and reference_left < response_left  # side by side
 
 
+#: Products of 3,000 characters or more with no relation, plus or minus: juxtaposed factors, and
+#: chains of \\cdot and of \\times.
+LONG_PRODUCTS = {
+    "juxtaposed": " ".join(f"a_{{{i}}}" for i in range(1, 460)),
+    "brackets": "".join(f"(x_{{{i}}})" for i in range(1, 360)),
+    "cdot": r" \cdot ".join(f"a_{{{i}}}" for i in range(1, 260)),
+    "times": r" \times ".join(f"b^{{{i}}}" for i in range(1, 250)),
+}
+#: The smallest font the maths may be shrunk to: 0.85 of its size in the text (reading.FITS).
+FLOOR = 0.85
+
+#: The page's width and scroll width, and the sizes of the maths in the text and the smallest.
+SIZES = """(() => {
+  const sizes = [...document.querySelectorAll("math")].map(m => parseFloat(getComputedStyle(m).fontSize));
+  return JSON.stringify({scroll: document.documentElement.scrollWidth,
+                         width: document.documentElement.clientWidth,
+                         text: parseFloat(getComputedStyle(document.querySelector("p math")).fontSize),
+                         smallest: Math.min(...sizes), maths: sizes.length});
+})()"""
+
+
+@pytest.mark.parametrize("pane", [420, 900])
+@pytest.mark.parametrize("kind", sorted(LONG_PRODUCTS))
+def test_long_products_wrap_in_a_paragraph_and_in_display_maths(qtbot, kind: str, pane: int) -> None:
+    latex = LONG_PRODUCTS[kind]
+    assert len(latex) >= 3000
+    view = ReadingView(reading.CSS)
+    qtbot.addWidget(view)
+    view.resize(pane, 700)
+    view.show()
+    qtbot.waitExposed(view)
+    with qtbot.waitSignal(view.rendered, timeout=WAIT_MS):
+        view.show_html(to_html(f"Inline, $E = 1$ and ${latex}$ in a sentence.\n\n$${latex}$$"))
+    found = measure(qtbot, view)
+    assert problems(found, f"{kind} in a {pane} px pane") == []
+    got: list[str] = []
+    view.page().runJavaScript(SIZES, QWebEngineScript.ScriptWorldId.ApplicationWorld, got.append)
+    qtbot.waitUntil(lambda: bool(got), timeout=WAIT_MS)
+    sizes = json.loads(got[0])
+    assert sizes["maths"] > 200  # both formulas were cut into many pieces
+    assert sizes["scroll"] <= sizes["width"]  # no sideways scrollbar
+    assert sizes["smallest"] >= FLOOR * sizes["text"] - 0.01
+
+
 HOSTILE = """**Bold** and *emphasis*, `<b>code</b>` and $v = \\sqrt{2 g h}$.
 
 - <script>alert(1)</script>

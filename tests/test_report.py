@@ -19,7 +19,8 @@ from physgrade.report.build import build_report, draft_report, finish_section
 from physgrade.report.model import Report, Table
 from physgrade.report.writers import write_report
 from physgrade.report.options import HUMAN_CONSENSUS, ReportFilter, ReportOptions, report_choices
-from physgrade.stats.estimate import Estimate
+from physgrade.stats.describe import proportion
+from physgrade.stats.estimate import ALL_AGREE, Estimate
 from physgrade.score_cache import ScoreCache
 from physgrade.tasks import Cancelled, Task
 
@@ -76,10 +77,15 @@ def test_criterion_agreement_matches_the_scores_in_the_file(report: Report, demo
     assert cells["Lenient"].value == pytest.approx(above / len(found))
     assert cells["Strict"].value == pytest.approx(below / len(found))
     assert cells["Bias"].value == pytest.approx(sum(j - h for h, j in found) / len(found))
+    # Exact agreement is a share of responses: Wilson's interval, even when all agree.
+    assert cells["Exact agreement"].ci95 == pytest.approx(proportion(same, len(found)).ci95)
     for name in ("Exact agreement", "Weighted kappa", "Gwet AC2", "Krippendorff α"):
         estimate = cells[name]
         assert isinstance(estimate, Estimate) and estimate.n == len(found)
-        assert estimate.value is None or estimate.ci95 is not None
+        # A coefficient has an interval unless every pair agrees, where its formula's has no
+        # width and the estimate says so instead.
+        assert estimate.value is None or estimate.ci95 is not None or (
+            same == len(found) and estimate.reason == ALL_AGREE)
 
 
 def test_confusion_matrix_rows_are_people_and_columns_judges(report: Report,

@@ -253,7 +253,7 @@ def test_the_reports_page_offers_the_samples_and_shows_the_section(window, demo:
     expected = section(demo, page.options())
     assert expected is not None
     view = page.tables[expected.tables[0].name]
-    assert [view.item(0, c).text() for c in range(view.columnCount())] == [
+    assert [view.text(0, c) for c in range(view.columnCount())] == [
         expected.tables[0].text(0, c) for c in range(len(expected.tables[0].columns))]
 
     drawn("est-2", 8)  # a newer random sample becomes the default

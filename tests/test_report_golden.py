@@ -21,6 +21,7 @@ import pytest
 
 from physgrade.project import Project
 from physgrade.report.build import build_report
+from physgrade.stats.estimate import ALL_AGREE
 from physgrade.tasks import Task
 from report_golden import CASES, canonical, make_project, read_golden, versions
 
@@ -161,8 +162,9 @@ def assert_same_report(case: str, got: dict[str, Any], want: dict[str, Any],
 
 def pending(cell: dict[str, Any], reason: str) -> dict[str, Any]:
     """A golden Krippendorff alpha as the draft shows it: the value without its interval. An
-    alpha that cannot be computed has no interval to wait for, so it stays as it is."""
-    if cell["value"] is None:
+    alpha that cannot be computed, or of items that all agree, has no interval to wait for, so
+    it stays as it is."""
+    if cell["value"] is None or cell["reason"] == ALL_AGREE:
         return cell
     return {"value": cell["value"], "ci95": None, "n": cell["n"], "reason": reason}
 

@@ -68,12 +68,13 @@ def core_report(path: Path, options: ReportOptions) -> Report:
 
 
 def assert_shows(page: ReportsPage, report: Report) -> None:
-    """Every table of ``report`` is on the page, its first rows reading as the core writes them."""
+    """Every table of ``report`` is on the page as readers see it (people with few grades
+    folded), its first rows reading as the core writes them."""
     assert [page.tabs.tabText(i) for i in range(page.tabs.count())] == [
         section.tab for section in report.sections]
     assert [page.tabs.tabToolTip(i) for i in range(page.tabs.count())] == [
         section.title for section in report.sections]
-    for table in report.tables():
+    for table in (t.shown() for t in report.tables()):
         if not table.rows:
             assert table.name not in page.tables
             continue
@@ -81,13 +82,13 @@ def assert_shows(page: ReportsPage, report: Report) -> None:
         assert view.rowCount() == len(table.rows), table.name
         for r in range(min(ROWS_CHECKED, len(table.rows))):
             # An estimate that could not be computed reads n/a, with the reason in its tooltip.
-            assert [view.item(r, c).text() for c in range(len(table.columns))] == [
+            assert [view.text(r, c) for c in range(len(table.columns))] == [
                 "n/a" if table.text(r, c).startswith("n/a") else table.text(r, c)
                 for c in range(len(table.columns))], table.name
 
 
 def cells(page: ReportsPage) -> dict[str, list[str]]:
-    return {name: [view.item(r, c).text() for r in range(view.rowCount())
+    return {name: [view.text(r, c) for r in range(view.rowCount())
                    for c in range(view.columnCount())] for name, view in page.tables.items()}
 
 
@@ -282,7 +283,7 @@ def test_a_newer_request_cancels_the_computation_it_supersedes(window: MainWindo
 def assert_stopped(page: ReportsPage) -> None:
     """Stopped with no section finished: the marks stay, the summary says so, Finish offered."""
     name, r, c = pending(page.report)[0]
-    assert page.tables[name].item(r, c).text().endswith(" …")
+    assert page.tables[name].text(r, c).endswith(" …")
     sections = len(page.report.sections)
     assert page.summary.text().endswith(f" · intervals and figures stopped: 0 of {sections} "
                                         "sections")
@@ -503,10 +504,10 @@ def graded_in(report: Report, grader: str) -> dict[str, int]:
 def graded_by(page: ReportsPage, grader: str) -> dict[str, int]:
     """Per judge, how many responses the page's report compares with ``grader``'s totals."""
     view = page.tables["total_score"]
-    columns = [view.horizontalHeaderItem(c).text() for c in range(view.columnCount())]
+    columns = list(view.titles)
     judge, reference, n = (columns.index(name) for name in ("Judge", "Reference", "n"))
-    return {view.item(r, judge).text(): int(view.item(r, n).text().replace(",", ""))
-            for r in range(view.rowCount()) if view.item(r, reference).text() == grader}
+    return {view.text(r, judge): int(view.text(r, n).replace(",", ""))
+            for r in range(view.rowCount()) if view.text(r, reference) == grader}
 
 
 def test_a_grade_given_on_the_grade_page_is_in_the_report_when_it_is_shown_again(
@@ -580,3 +581,25 @@ def test_starting_the_app_loads_no_report_machinery() -> None:
          f"print(' '.join(m for m in {heavy!r} if m in sys.modules))"],
         capture_output=True, text=True, check=True).stdout.split()
     assert loaded == []
+
+
+def test_the_fold_threshold_changes_the_tables_shown_and_is_kept_for_the_project(
+        window: MainWindow, demo: Path, qtbot) -> None:
+    """expert-2 graded 50 demo responses: under 60 grades, the tables show them as "others",
+    the report kept for export still has their rows, and the project keeps the threshold."""
+    from physgrade_ui.preferences import REPORT_MIN_GRADES
+
+    page = shown_report(window, qtbot)
+    assert page.min_grades.value() == 10 and page.report.settings["folded"] == {}
+    page.min_grades.setValue(60)
+    qtbot.waitUntil(lambda: page.report_options is not None
+                    and page.report_options.min_grades == 60, timeout=WAIT_MS)
+    complete(qtbot, page)
+    assert page.report.settings["folded"]["graders"] == ["expert-2"]
+    view = page.tables["total_score"]
+    references = {view.text(r, 1) for r in range(view.rowCount())}
+    assert "others (1 grader, 50 grades)" in references and "expert-2" not in references
+    kept = next(t for t in page.report.tables() if t.name == "total_score")
+    assert "expert-2" in {row[1] for row in kept.rows}
+    assert_shows(page, core_report(demo, page.options()))
+    assert REPORT_MIN_GRADES.get(demo) == "60"

@@ -10,11 +10,13 @@ import pytest
 from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats import inter_rater
+from statsmodels.stats.proportion import proportion_confint
 
-from physgrade.stats.agreement import (COEFFICIENTS, agreement, alpha_of_profiles, cohen_kappa,
-                                       fleiss_kappa, gwet_ac1, gwet_ac2, krippendorff_alpha,
-                                       percent_agreement)
-from physgrade.stats.estimate import Estimate
+from physgrade.stats.agreement import (COEFFICIENTS, ac2_difference, agreement, alpha_of_profiles,
+                                       cohen_kappa, fleiss_kappa, gwet_ac1, gwet_ac2,
+                                       krippendorff_alpha, percent_agreement)
+from physgrade.stats.describe import proportion
+from physgrade.stats.estimate import ALL_AGREE, Estimate
 
 nan = np.nan
 
@@ -48,6 +50,11 @@ def from_counts(counts: np.ndarray) -> np.ndarray:
     return np.array([np.repeat(np.arange(1.0, counts.shape[1] + 1), row) for row in counts])
 
 
+def wilson(share: float, n: float) -> tuple[float, float]:
+    """Wilson's 95% interval of ``share`` at a sample size ``n`` that may be fractional."""
+    return proportion_confint(share * n, n, alpha=0.05, method="wilson")
+
+
 def t_se(estimate: Estimate, rated_items: int) -> float:
     """The standard error behind an analytic interval, from its lower end (the upper may be clipped)."""
     return (estimate.value - estimate.ci95[0]) / stats.t.ppf(0.975, rated_items - 1)
@@ -78,6 +85,9 @@ def test_estimate_text():
     assert Estimate.unavailable(5, "only one category").text() == "n/a (only one category)"
     assert Estimate(1.0, None, 1, "a confidence interval needs at least 2 items").text(2) == (
         "1.00 (no interval)")
+    assert Estimate(1.0, None, 1205, ALL_AGREE).text() == "1.000 (all agree, n = 1,205)"
+    assert Estimate(1.0, None, 5, ALL_AGREE).as_dict() == {"value": 1.0, "ci95": None, "n": 5,
+                                                           "reason": ALL_AGREE}
 
 
 # --- published values ---------------------------------------------------------------------------
@@ -100,10 +110,9 @@ def test_fleiss_1971():
 def test_irrcac_raw4raters():
     # kgwet/irrCAC README.md (and vignette overview): pa.coeff.raw, gwet.ac1.raw and fleiss.kappa.raw
     # on cac.raw4raters, i.e. KRIPPENDORFF_2011. All 12 units are rated, so the t interval has 11 df.
+    # (Percent agreement's interval is a share's, not irrCAC's: see the test after this one.)
     pa, ac1, kappa = (f(KRIPPENDORFF_2011) for f in (percent_agreement, gwet_ac1, fleiss_kappa))
     assert pa.value == pytest.approx(0.8181818, abs=1e-7)
-    assert t_se(pa, 12) == pytest.approx(0.12561, abs=5e-6)
-    assert pa.ci95 == pytest.approx((0.542, 1.0), abs=5e-4)
     assert ac1.value == pytest.approx(0.77544, abs=5e-6)
     assert t_se(ac1, 12) == pytest.approx(0.14295, abs=5e-6)
     assert ac1.ci95 == pytest.approx((0.461, 1.0), abs=5e-4)
@@ -112,6 +121,16 @@ def test_irrcac_raw4raters():
     assert kappa.ci95 == pytest.approx((0.424, 1.0), abs=5e-4)
     # krippen.alpha.raw(cac.raw4raters): 0.74342
     assert krippendorff_alpha(KRIPPENDORFF_2011).value == pytest.approx(0.74342, abs=5e-6)
+
+
+def test_percent_agreement_is_a_share_of_pairs_clustered_in_items():
+    # The 11 units rated twice hold 3, 6, 6, 6, 6, 6, 6, 6, 6, 3 and 1 pairs (55), of which all
+    # agree but on unit 2 (3 of 6), 6 (0 of 6) and 8 (3 of 6): shares averaging 9/11. Their
+    # variance (divisor 11) is 8.5/11 - (9/11)^2 = 12.5/121, so n_eff = (18/121) / (12.5/1331)
+    # = 15.84, between the 11 units and their 55 pairs.
+    pa = percent_agreement(KRIPPENDORFF_2011)
+    assert pa.value == pytest.approx(9 / 11) and pa.n == 11
+    assert pa.ci95 == pytest.approx(wilson(9 / 11, 15.84), abs=1e-9)
 
 
 def test_irrcac_raw4raters_weighted():
@@ -140,10 +159,13 @@ def test_irrcac_contingency_table_cont3x3abstractors():
     assert fleiss_kappa(ratings).value == pytest.approx(0.7962397, abs=1e-7)
     assert krippendorff_alpha(ratings).value == pytest.approx(0.7972585, abs=1e-7)
     # The table functions divide the variance by n where the raw-data ones divide by n - 1.
-    for ours, published, se in ((gwet_ac1(ratings), 0.8493305, 0.04321747),
-                                (percent_agreement(ratings), 0.89, 0.03128898)):
-        assert ours.value == pytest.approx(published, abs=1e-7)
-        assert t_se(ours, 100) * np.sqrt(99 / 100) == pytest.approx(se, abs=1e-8)
+    ac1 = gwet_ac1(ratings)
+    assert ac1.value == pytest.approx(0.8493305, abs=1e-7)
+    assert t_se(ac1, 100) * np.sqrt(99 / 100) == pytest.approx(0.04321747, abs=1e-8)
+    # Percent agreement of two raters is a share of items: 89 of 100, with Wilson's interval.
+    pa = percent_agreement(ratings)
+    assert pa.value == pytest.approx(0.89, abs=1e-12)
+    assert pa.ci95 == pytest.approx(proportion(89, 100).ci95, abs=1e-9)
     # kgwet/irrCAC inst/doc/weighting.html, weights = quadratic.weights(1:3): kappa2.table 0.8921569
     # (se 0.03535151), gwet.ac1.table 0.9402369 (se 0.01792019), pa2.table 0.9725, and
     # krippen2.table 0.8926487 (quadratic weights on 1:3 are alpha's interval metric).
@@ -176,20 +198,20 @@ def test_two_by_two_by_hand():
 
 
 def test_percent_agreement_interval_by_hand():
-    # Items agree (1) 8 times and disagree (0) twice: var = (8 * 0.2^2 + 2 * 0.8^2) / (10 * 9)
-    # = 1.6/90, se = 0.13333; lower = 0.8 - t(0.975, 9) * se = 0.8 - 2.262157 * 0.13333 = 0.49838;
-    # the upper end, 1.1016, is clipped to 1.
+    # Items agree 8 times and disagree twice: Wilson's interval of 8 of 10, centre
+    # (0.8 + z^2/20) / (1 + z^2/10) = 0.71674, half-width z / (1 + z^2/10) *
+    # sqrt(0.016 + z^2/400) = 0.22658.
     pa = percent_agreement(TWO_BY_TWO)
-    assert pa.ci95 == pytest.approx((0.8 - 2.2621571628 * np.sqrt(1.6 / 90), 1.0))
+    assert pa.ci95 == pytest.approx((0.49016, 0.94332), abs=5e-5)
     assert pa.n == 10
 
 
 def test_percent_agreement_interval_stays_a_share():
-    # One agreeing item of three: 1/3 with se = sqrt(((2/3)^2 + 2 (1/3)^2) / 6) = 0.3333;
-    # 1/3 - t(0.975, 2) * 0.3333 = -1.10, which a share cannot be: the interval starts at 0.
+    # One agreeing item of three: Wilson's 1 of 3 stays inside 0..1 where a t interval would
+    # reach -1.10; Fleiss' kappa, a coefficient, can go below 0.
     pa = percent_agreement(np.array([[1, 1], [1, 2], [2, 1]], dtype=float))
     assert pa.value == pytest.approx(1 / 3)
-    assert pa.ci95 == pytest.approx((0.0, 1.0))
+    assert pa.ci95 == pytest.approx((0.06149, 0.79234), abs=5e-5)
     assert fleiss_kappa(np.array([[1, 1], [1, 2], [2, 1]], dtype=float)).ci95[0] < 0
 
 
@@ -378,11 +400,52 @@ def test_one_category_only():
 
 
 def test_a_single_item_has_a_value_but_no_interval():
-    for name, estimate in agreement(np.array([[1.0, 2.0]]), "ordinal").items():
-        assert estimate.value is not None and estimate.ci95 is None, name
-        assert estimate.n == 1 and "at least 2" in estimate.reason, name
+    results = agreement(np.array([[1.0, 2.0]]), "ordinal")
+    for name in COEFFICIENTS[1:]:
+        assert results[name].value is not None and results[name].ci95 is None, name
+        assert results[name].n == 1 and "at least 2" in results[name].reason, name
+    # A share has Wilson's interval even of one item (0 of 1: 0 to 79.3%).
+    assert results["percent_agreement"].ci95 == pytest.approx(proportion(0, 1).ci95)
     # Two ratings of one item on the scale 1, 2: they disagree, and chance says 1/2.
     assert gwet_ac1(np.array([[1.0, 2.0]])).value == -1.0
+
+
+# Five items, two raters, every item agreeing on a 0-2 scale that uses all three values.
+ALL_AGREEING = np.array([[0, 0], [1, 1], [2, 2], [1, 1], [0, 0]], dtype=float)
+
+
+@pytest.mark.parametrize("name", COEFFICIENTS[1:])
+def test_every_item_agreeing_gives_no_interval_and_says_why(name):
+    # Each formula gives [1, 1] here (a variance of 0, every bootstrap resample 1): no interval,
+    # one reason for all, and the text shows the n that says how little 5 items prove.
+    found = agreement(ALL_AGREEING, "ordinal", categories=(0, 1, 2))[name]
+    assert found.value == pytest.approx(1.0, abs=1e-12) and found.n == 5
+    assert found.ci95 is None and found.reason == ALL_AGREE
+    assert found.text() == "1.000 (all agree, n = 5)"
+
+
+def test_every_item_agreeing_with_a_missing_rating_still_all_agree():
+    # An item rated once holds no pair and does not break the rule; a disagreeing one does.
+    ratings = np.vstack([np.column_stack([ALL_AGREEING, ALL_AGREEING[:, 0]]), [[2, nan, 0]]])
+    for name in ("fleiss_kappa", "gwet_ac1", "gwet_ac2_linear", "krippendorff_alpha"):
+        assert agreement(ratings[:-1], "ordinal")[name].reason == ALL_AGREE, name
+        assert agreement(ratings, "ordinal")[name].ci95 is not None, name
+    single = np.vstack([ratings[:-1], [[2, nan, nan]]])
+    assert agreement(single, "ordinal")["gwet_ac1"].reason == ALL_AGREE
+
+
+def test_percent_agreement_of_items_that_all_agree_keeps_a_wilson_interval():
+    pa = percent_agreement(ALL_AGREEING)
+    assert pa.value == 1.0 and pa.n == 5
+    assert pa.ci95 == pytest.approx(proportion(5, 5).ci95, abs=1e-12)
+    assert pa.ci95[0] == pytest.approx(5 / (5 + stats.norm.ppf(0.975) ** 2), abs=1e-9)
+
+
+def test_all_agree_comes_before_the_bootstrap_and_covers_the_ac2_difference():
+    # A draft's alpha (no resamples) already says the items all agree: no interval to wait for.
+    assert krippendorff_alpha(ALL_AGREEING, "ordinal", resamples=0).reason == ALL_AGREE
+    difference = ac2_difference(ALL_AGREEING, ALL_AGREEING, categories=(0, 1, 2))
+    assert difference.value == 0.0 and difference.ci95 is None and difference.reason == ALL_AGREE
 
 
 def test_bad_arguments_raise():

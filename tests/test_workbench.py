@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -168,6 +169,33 @@ def test_a_note_typed_after_each_score_never_scores(qtbot, graded_by_expert: Mai
         press(qtbot, window, Qt.Key.Key_Return)
     assert stored_grade(demo, "r-0002") == {key: (value, NOTE) for key, value in typed.items()}
     assert page.panel.hasFocus()  # the keyboard is back on the scores
+
+
+def ended(process: subprocess.Popen) -> bool:
+    return process.poll() is not None
+
+
+@pytest.mark.skipif(shutil.which("xdotool") is None, reason="needs xdotool (packaging/setup.sh "
+                    "--test installs it)")
+def test_a_note_typed_by_the_x_server_never_scores(qtbot, graded_by_expert: MainWindow,
+                                                    demo: Path) -> None:
+    """The same, with key events from the X server (xdotool's, as a keyboard sends them) on
+    the focused window rather than Qt's own: the path a grader's keys take, shortcuts and all."""
+    window = graded_by_expert
+    page = window.grading
+    assert page.select("r-0002")
+    qtbot.waitUntil(page.panel.hasFocus, timeout=WAIT_MS)
+    typed = {"INT": 1, "MOD": 0, "CON": 1}
+    keys = [step for value in typed.values() for step in (
+        ["key", str(value), "e"], ["type", "--delay", "20", NOTE], ["key", "Return"])]
+    for step in [["windowfocus", "--sync", str(int(window.winId()))]] + keys:
+        xdotool = subprocess.Popen(["xdotool", *step])
+        qtbot.waitUntil(partial(ended, xdotool), timeout=WAIT_MS)
+        assert xdotool.returncode == 0, step
+        qtbot.wait(100)  # the events are the window's before the next ones come
+    qtbot.waitUntil(lambda: len(stored_grade(demo, "r-0002")) == len(typed), timeout=WAIT_MS)
+    qtbot.wait(300)  # nothing more arrives
+    assert stored_grade(demo, "r-0002") == {key: (value, NOTE) for key, value in typed.items()}
 
 
 def test_others_stay_hidden_until_the_grade_is_complete(qtbot, graded_by_expert: MainWindow,

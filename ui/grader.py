@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QLabel, QVB
 
 from physgrade.project import Project
 from physgrade.team.packs import PackOrigin
+from physgrade_ui.dialogs import fitted_layout
 from physgrade_ui.preferences import ByProject
 from physgrade_ui.widgets import label
 
@@ -88,17 +89,17 @@ class GraderDialog(QDialog):
                                         | QDialogButtonBox.StandardButton.Cancel)
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(22, 20, 22, 18)
-        layout.setSpacing(10)
         intro = label(f"The grades, reviews and labels you give from now on in {project.name} "
                       "are stored under this name. What was given already stays under the name "
                       "that gave it: nothing is moved. Other projects keep their own names.",
                       "muted")
         intro.setWordWrap(True)
-        layout.addWidget(intro)
-        layout.addWidget(self.name)
-        layout.addWidget(self.buttons)
+        body = QVBoxLayout()
+        body.setSpacing(10)
+        body.addWidget(intro)
+        body.addWidget(self.name)
+        body.addStretch(1)
+        fitted_layout(self, body, self.buttons, (22, 20, 22, 18), 10)
         self.resize(420, self.sizeHint().height())
         self._check()
 

@@ -20,12 +20,12 @@ import os
 from functools import partial
 from typing import Any, Callable
 
-from PySide6.QtCore import QSize, Qt, QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFormLayout,
                                QFrame, QGridLayout, QHBoxLayout, QLabel, QLineEdit, QMessageBox,
-                               QProgressBar, QPushButton, QScrollArea, QSizePolicy, QSpinBox,
-                               QVBoxLayout, QWidget)
+                               QProgressBar, QPushButton, QSizePolicy, QSpinBox, QVBoxLayout,
+                               QWidget)
 
 from physgrade.changes import Changes, Kind
 from physgrade.judge import verdicts
@@ -39,6 +39,7 @@ from physgrade.project import Project
 from physgrade.report.options import ReportFilter, report_choices
 from physgrade.tasks import Task
 from physgrade_ui import style
+from physgrade_ui.dialogs import fit_screen, fitted_layout
 from physgrade_ui.operations import Operations
 from physgrade_ui.widgets import FacetButton, label
 from physgrade_ui.workers import Worker
@@ -57,8 +58,6 @@ BANNER = ("QLabel {{ background: {background}; color: {color}; border: 1px solid
           "border-radius: 4px; padding: 8px 10px; }}")
 #: What a judge run stores: verdicts, and the judge as a rater.
 JUDGED = Changes.of(Kind.SCORES, Kind.RATERS)
-#: Room kept for the title bar before the window manager has drawn one (pixels).
-TITLE_BAR_ROOM = 40
 
 
 def run_judge(plan: Plan, prompts: Prompts, price: Price | None, concurrency: int,
@@ -105,28 +104,6 @@ class Facts(QFrame):
         self._names[name].setVisible(text is not None)
         self.values[name].setVisible(text is not None)
         self.values[name].setText(text or "")
-
-
-class Scrolled(QScrollArea):
-    """``content`` scrolled up and down, hinting at its whole height (a plain scroll area's
-    hint stops at 24 lines), so that a dialog around it is only as short as the screen
-    makes it."""
-
-    def __init__(self, content: QWidget, parent: QWidget) -> None:
-        super().__init__(parent)
-        self.setFrameShape(QFrame.Shape.NoFrame)
-        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.setWidgetResizable(True)
-        self.setWidget(content)
-
-    def sizeHint(self) -> QSize:
-        return self.widget().sizeHint()
-
-    def minimumSizeHint(self) -> QSize:
-        """As narrow as the content allows, with room for the scroll bar beside it."""
-        return QSize(self.widget().minimumSizeHint().width()
-                     + self.verticalScrollBar().sizeHint().width(),
-                     super().minimumSizeHint().height())
 
 
 class JudgeCallsDialog(QDialog):
@@ -487,9 +464,7 @@ class RunJudgeDialog(JudgeCallsDialog):
 
         self.summary_title = self._section("Last run")
         self.summary_view = Facts(SUMMARY_ROWS, self, self.name_width)
-        content = QWidget(self)
-        parts = QVBoxLayout(content)
-        parts.setContentsMargins(0, 0, 0, 0)
+        parts = QVBoxLayout()
         parts.setSpacing(10)
         self._add_settings_and_estimate(parts)
         parts.addLayout(self.progress_row)
@@ -499,33 +474,14 @@ class RunJudgeDialog(JudgeCallsDialog):
         parts.addWidget(self.error)
         parts.addStretch(1)
         #: everything but the buttons: it scrolls where the screen is too short for it
-        self.content = Scrolled(content, self)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(20, 20, 20, 16)
-        layout.setSpacing(10)
-        layout.addWidget(self.content, 1)
-        layout.addWidget(self.buttons)
+        self.content = fitted_layout(self, parts, self.buttons, spacing=10)
 
         self.limit.valueChanged.connect(self.schedule_estimate)
         self.retry_failed.toggled.connect(self.schedule_estimate)
         self.summary_title.hide()
         self.summary_view.hide()
         self.update_estimate()
-        self._fit_screen()
         self.model.setFocus()
-
-    def _fit_screen(self) -> None:
-        """As tall as the content (the last run's card and banner too) where the screen has
-        room, and moved up into the screen if that made it reach past the bottom: what does
-        not fit scrolls, and the buttons stay in view."""
-        self.content.updateGeometry()  # the dialog's layout asks its content's height again
-        room = self.screen().availableGeometry()
-        title_bar = max(self.frameGeometry().height() - self.height(), TITLE_BAR_ROOM)
-        self.resize(min(max(self.width(), self.sizeHint().width()), room.width()),
-                    min(self.sizeHint().height(), room.height() - title_bar))
-        frame = self.frameGeometry()
-        if frame.bottom() > room.bottom():
-            self.move(frame.left(), max(room.top(), room.bottom() + 1 - frame.height()))
 
     # -- what a run would do ----------------------------------------------------------------
 
@@ -630,4 +586,4 @@ class RunJudgeDialog(JudgeCallsDialog):
             f"Stopped early: cancelled. The {count(summary.done + summary.failed, 'answer')} "
             "that arrived are stored; a new run picks up the rest."
             if summary.stopped == "cancelled" else f"Stopped early: {summary.stopped}"))
-        self._fit_screen()
+        fit_screen(self)  # as tall as the last run's card and banner, where the screen has room

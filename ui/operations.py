@@ -46,6 +46,9 @@ STATUS_MS = 6000
 
 #: Failures that are the user's input, not the program's: a status line, not a box.
 REFUSALS = (ScoreError,)
+#: The most of a message a box shows, in characters and in lines: the rest is in its details.
+BOX_CHARACTERS = 800
+BOX_LINES = 16
 #: What became of one attempt at a write.
 SAVED, LOCKED, REFUSED = "saved", "locked", "refused"
 
@@ -60,6 +63,19 @@ def explain(error: BaseException, project: Path | None = None) -> str:
     if isinstance(error, OSError):
         return sentence(failures.explain(error))
     return f"{type(error).__name__}: {error}"
+
+
+def beginning(text: str) -> str:
+    """What a message box shows of ``text``: all of it where it is short, else its first
+    lines, cut at a word, and where the rest is."""
+    lines = text.splitlines()
+    if len(text) <= BOX_CHARACTERS and len(lines) <= BOX_LINES:
+        return text
+    start = "\n".join(lines[:BOX_LINES])[:BOX_CHARACTERS]
+    cut = start.rfind(" ")
+    if cut > BOX_CHARACTERS // 2:
+        start = start[:cut]
+    return f"{start.rstrip()}…\n\nThe whole message is under Show Details."
 
 
 @dataclass(slots=True)
@@ -394,10 +410,16 @@ class Operations(QObject):
         self._box(QMessageBox.Icon.Information, title, text)
 
     def _box(self, icon: QMessageBox.Icon, title: str, text: str) -> None:
-        if any(shown.isVisible() and (shown.windowTitle(), shown.text()) == (title, text)
+        """A box saying ``text``; a long one in its details, which scroll (a box as tall as
+        its text would reach past the screen, its OK button with it)."""
+        if any(shown.isVisible()
+               and (shown.windowTitle(), shown.detailedText() or shown.text()) == (title, text)
                for shown in self.boxes):
             return  # the same message is on show already (e.g. every move in a deleted file)
-        box = QMessageBox(icon, title, text, QMessageBox.StandardButton.Ok, self.window)
+        box = QMessageBox(icon, title, beginning(text), QMessageBox.StandardButton.Ok,
+                          self.window)
+        if box.text() != text:
+            box.setDetailedText(text)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.finished.connect(partial(self._box_closed, box))
         self.boxes.append(box)

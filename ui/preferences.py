@@ -94,6 +94,10 @@ GRADE_PANES = PaneSizes(Preference("grade/splitter", QByteArray()),
 ADJUDICATE_PANES = PaneSizes(Preference("adjudicate/splitter", QByteArray()),
                              ByProject("adjudicate/splitter_by_project"))
 
+#: the Reports page's "fold people under N grades" (a number), kept for each project: how many
+#: grades make a row of one's own depends on the project's size
+REPORT_MIN_GRADES = ByProject("reports/min_grades_by_project")
+
 #: move to the next unfinished response once the last criterion is scored
 AUTO_ADVANCE = Preference("grade/auto_advance", False)
 #: keep the rules' answer hint hidden until the grader has scored the final answer (blind studies)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, QTimer, Slot
 from PySide6.QtWidgets import QProgressDialog, QWidget
 
+from physgrade_ui.dialogs import fit_on_show
 from physgrade_ui.workers import Worker
 
 SHOW_AFTER_MS = 400
@@ -29,6 +30,7 @@ class ProgressDialog(QProgressDialog):
         self.setAutoReset(False)
         self.setMinimumWidth(420)
         self.setMinimumDuration(NEVER_MS)  # Qt never shows it by itself: the timer below does
+        fit_on_show(self)
         self.reset()
         self.hide()
         self._show_timer = QTimer(self)

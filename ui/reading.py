@@ -21,13 +21,18 @@ STEP_PARTS = (("reasoning", "Reasoning"), ("general_formula", "General formula")
               ("substitution", "Substitution"), ("calculation", "Calculation"),
               ("result", "Result"))
 
+#: The reading's width (CSS px) from which the reference and the response stand side by side:
+#: each column then has about 420 px, enough for a line of mathematics; narrower, they stack,
+#: reference first, each under a header that stays in view, and a key jumps between them.
+SIDE_BY_SIDE_FROM = 880
 #: Made for reading mathematics in a pane of 450 to 1200 px: labels sit above their text (a label
 #: column would starve it), words never break inside (only code and LaTeX source may), display
 #: formulas wrap between the pieces :mod:`physgrade.maths` splits them into rather than scroll,
-#: and below 720 px the reference and the response stack, reference first. A piece too wide to
-#: fit is shrunk (not below 9 px) by its ``fit-N`` class (N: its estimated width in em) against
-#: the width of its column, which container units measure: a little under N em across it.
-FITS = "\n".join(f".display-math.fit-{n} math {{ font-size: clamp(9px, 87cqi / {n}, 1.08em); }}"
+#: and the reference and response stack below :data:`SIDE_BY_SIDE_FROM`. A piece too wide to
+#: fit is shrunk by its ``fit-N`` class (N: its estimated width in em) against the width of its
+#: column, which container units measure: a little under N em across it, but never below 0.92em
+#: (0.85 of the maths' own 1.08em), as smaller is no longer read with ease; the rest scrolls.
+FITS = "\n".join(f".display-math.fit-{n} math {{ font-size: clamp(0.92em, 87cqi / {n}, 1.08em); }}"
                  for n in range(FIT_FROM + 2, FIT_MOST + 1, 2))
 CSS = f"""
 html {{ background: {style.SURFACE}; }}
@@ -59,7 +64,11 @@ th {{ background: {style.ALTERNATE}; }}
              padding: 10px 16px; margin: 10px 0 4px; }}
 .columns {{ display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 28px; }}
 .columns > div {{ min-width: 0; }}
-@media (max-width: 719.98px) {{ .columns {{ grid-template-columns: minmax(0, 1fr); gap: 0; }} }}
+@media (max-width: {SIDE_BY_SIDE_FROM - 0.02}px) {{
+  .columns {{ grid-template-columns: minmax(0, 1fr); gap: 0; }} }}
+.columns h2 {{ position: sticky; top: 0; z-index: 1; background: {style.SURFACE}; margin-top: 0;
+               padding-top: 10px; }}
+.columns h2.response {{ color: {style.ACCENT}; border-bottom-color: {style.ACCENT}; }}
 .part {{ margin: 4px 0 10px; }}
 .part > .label {{ color: {style.ACCENT}; font-weight: 600; font-size: 12px; line-height: 1.4;
                   letter-spacing: 0.02em; }}
@@ -78,14 +87,26 @@ table.options td {{ border: none; padding: 2px 0; }}
 .display-math {{ display: flex; flex-wrap: wrap; justify-content: center; align-items: baseline;
                  row-gap: 6px; margin: 8px 0; }}
 .display-math > .piece {{ display: inline-flex; flex-wrap: wrap; align-items: baseline;
-                          max-width: 100%; }}
+                          row-gap: 6px; max-width: 100%; }}
 .tex-error {{ color: #8c1d18; background: #fdecea; border-radius: 3px; padding: 0 3px; }}
-math {{ font-size: 1.08em; }}
+/* A font with an OpenType MATH table, which sets the scripts' shifts and sizes: in DejaVu Math
+   a subscript drops 0.277em and a superscript rises 0.381em, at 80% (LaTeX's Computer Modern:
+   0.247em, 0.363em, at 70%). In a font without one (DejaVu Sans, Chromium's "math" here) the
+   subscript of E_n did not drop at all and the superscript of m^a rose 0.556em. */
+math {{ font-size: 1.08em; font-family: "DejaVu Math TeX Gyre", "STIX Two Math", "Cambria Math",
+        math; }}
+/* A piece no wrapping or shrinking makes fit scrolls in its own box, never the page. */
+math {{ max-width: 100%; overflow-x: auto; overflow-y: hidden; }}
 body, .question, .columns > div {{ container-type: inline-size; }}
 {FITS}
 hr {{ border: none; border-top: 1px solid {style.BORDER}; margin: 18px 0; }}
 .placeholder {{ color: {style.MUTED}; margin-top: 40px; text-align: center; }}
 """
+
+
+#: The ids of the grading reading's two columns (see :func:`grading_html`), which the reading
+#: view jumps between.
+REFERENCE_PART, RESPONSE_PART = "reference", "response"
 
 
 def placeholder(message: str) -> str:
@@ -172,9 +193,9 @@ def grading_html(item: GradingItem) -> str:
                                "reference solution")
     response = solution_block(item.text, item.sections, "response")
     return (f"{heading}{question_block(question)}<div class='columns'>"
-            f"<div><h2>Reference solution</h2>{reference}</div>"
-            f"<div><h2>Response · {escape(item.model)} · {escape(item.response_id)}{compliance}"
-            f"</h2>{response}</div></div>")
+            f"<div id='{REFERENCE_PART}'><h2>Reference solution</h2>{reference}</div>"
+            f"<div id='{RESPONSE_PART}'><h2 class='response'>Response · {escape(item.model)} · "
+            f"{escape(item.response_id)}{compliance}</h2>{response}</div></div>")
 
 
 def question_html(detail: QuestionDetail) -> str:

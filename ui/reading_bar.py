@@ -27,7 +27,8 @@ def comparison_text(complete: bool, verdicts: list[OtherVerdict] | None,
 
 
 class ReadingBar(QWidget):
-    """The queue switch, the zoom, and the comparison with what it holds."""
+    """The queue switch, the jump from reference to response, the zoom, and the comparison
+    with what it holds."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -38,6 +39,7 @@ class ReadingBar(QWidget):
         self.zoom_level.setProperty("role", "muted")
         self.zoom_in = self._button("+")
         self.compare = self._button("Compare  (C)")
+        self.jump = self._button("Response  (R)")
         # it gives way ("…") before the bar makes the page wider than a small screen
         self.compared = ElidedLabel()
         self.compared.setText(comparison_text(False, None, {}))
@@ -46,11 +48,12 @@ class ReadingBar(QWidget):
         layout.setContentsMargins(8, 6, 8, 6)
         layout.setSpacing(4)
         layout.addWidget(self.queue)
-        layout.addSpacing(8)
+        layout.addWidget(self.jump)
+        layout.addSpacing(6)
         layout.addWidget(self.zoom_out)
         layout.addWidget(self.zoom_level)
         layout.addWidget(self.zoom_in)
-        layout.addSpacing(16)
+        layout.addSpacing(6)
         layout.addWidget(self.compare)
         layout.addWidget(self.compared, 1)
 
@@ -60,10 +63,10 @@ class ReadingBar(QWidget):
         button.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # the keyboard stays on the rubric
         return button
 
-    def connect_actions(self, queue: QAction, compare: QAction, zoom_out: QAction,
-                        zoom_in: QAction, zoom_reset: QAction) -> None:
+    def connect_actions(self, queue: QAction, compare: QAction, jump: QAction,
+                        zoom_out: QAction, zoom_in: QAction, zoom_reset: QAction) -> None:
         """Each button triggers its action; the checkable ones follow their action's state."""
-        for button, action in ((self.queue, queue), (self.compare, compare),
+        for button, action in ((self.queue, queue), (self.compare, compare), (self.jump, jump),
                                (self.zoom_out, zoom_out), (self.zoom_in, zoom_in)):
             button.clicked.connect(action.trigger)
             button.setToolTip(f"{action.text().replace('&', '')}  "
@@ -75,6 +78,10 @@ class ReadingBar(QWidget):
         self.queue.setToolTip("Hide or show the queue  (Q)")
         self.zoom_level.setToolTip(f"{zoom_reset.text().replace('&', '')}: "
                                    f"{zoom_reset.shortcut().toString()}")
+
+    def show_side_by_side(self, side_by_side: bool) -> None:
+        """The jump between reference and response is offered only where they stack."""
+        self.jump.setVisible(not side_by_side)
 
     def show_zoom(self, factor: float) -> None:
         self.zoom_level.setText(f"{factor:.0%}")

@@ -13,10 +13,13 @@ milliseconds where reloading a page takes tens, which keeps moving between items
 from __future__ import annotations
 
 import atexit
+import base64
 import json
 import os
 import sys
 from functools import partial
+from importlib import resources
+from typing import Callable
 
 # Text and MathML render as fast in software, and Chromium's GPU process crashes on displays
 # without a suitable OpenGL configuration (16-bit virtual displays, some remote sessions).
@@ -71,6 +74,13 @@ atexit.register(_release_pages)  # before PySide's own clean-up, which ends the 
 
 _APP_WORLD = QWebEngineScript.ScriptWorldId.ApplicationWorld
 _SHELL_URL = QUrl("about:blank")
+#: The maths font, bundled because few systems have a font with an OpenType MATH table (without
+#: one, Chromium barely moves scripts: E_n reads "En"); a ``data:`` URL, as the page may load
+#: nothing else. Style sheets name it as "DejaVu Math TeX Gyre".
+_MATH_FONT_FACE = ('@font-face { font-family: "DejaVu Math TeX Gyre"; src: url(data:font/ttf;base64,'
+                   + base64.b64encode((resources.files("physgrade_resources") / "fonts"
+                                       / "DejaVuMathTeXGyre.ttf").read_bytes()).decode("ascii")
+                   + "); }")
 
 
 class RequestBlocker(QWebEngineUrlRequestInterceptor):
@@ -144,7 +154,7 @@ class ReadingView(QWebEngineView):
         self._pending: str | None = None
         self.loadFinished.connect(self._shell_loaded)
         self.setHtml("<!DOCTYPE html><html><head><meta charset='utf-8'>"
-                     f"<style>{css}</style></head><body></body></html>", _SHELL_URL)
+                     f"<style>{_MATH_FONT_FACE}{css}</style></head><body></body></html>", _SHELL_URL)
 
     def show_html(self, fragment: str) -> None:
         """Replace what is shown with ``fragment`` (already escaped HTML), scrolled to the top."""
@@ -159,6 +169,19 @@ class ReadingView(QWebEngineView):
         """Scroll the reading by most of a screen, down (1) or up (-1), from the keyboard."""
         self.page().runJavaScript(f"window.scrollBy(0, {direction} * window.innerHeight * 0.85)",
                                   _APP_WORLD)
+
+    def jump_between(self, first: str, second: str, arrived: Callable[[str], None]) -> None:
+        """Scroll the element with id ``second`` to the top, or back to ``first`` when
+        ``second`` already starts in the upper half of the view; ``arrived`` gets the id
+        scrolled to ("" when the page has no such pair)."""
+        self.page().runJavaScript(
+            f"(() => {{ const first = document.getElementById({json.dumps(first)}), "
+            f"second = document.getElementById({json.dumps(second)}); "
+            "if (!first || !second) return ''; "
+            "const target = second.getBoundingClientRect().top < window.innerHeight / 2 "
+            "? first : second; "
+            "window.scrollTo(0, window.scrollY + target.getBoundingClientRect().top); "
+            "return target.id; })()", _APP_WORLD, lambda found: arrived(str(found or "")))
 
     def _shell_loaded(self, ok: bool) -> None:
         if self._ready:
@@ -183,6 +206,8 @@ class BufferedReadingView(QWidget):
     """
 
     rendered = Signal()
+    #: The view's size changed (the layout of its reading may change with it).
+    resized = Signal()
 
     def __init__(self, css: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -207,6 +232,7 @@ class BufferedReadingView(QWidget):
         for view in self.views:
             view.setGeometry(self.rect())
         super().resizeEvent(event)
+        self.resized.emit()
 
     def show_html(self, fragment: str) -> None:
         """Show ``fragment``: at once if it was prepared, else as :class:`ReadingView` does."""
@@ -226,6 +252,9 @@ class BufferedReadingView(QWidget):
 
     def scroll_by_page(self, direction: int) -> None:
         self.current.scroll_by_page(direction)
+
+    def jump_between(self, first: str, second: str, arrived: Callable[[str], None]) -> None:
+        self.current.jump_between(first, second, arrived)
 
     def _view_rendered(self, view: ReadingView) -> None:
         if view is self.current:

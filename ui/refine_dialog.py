@@ -32,6 +32,7 @@ from physgrade.refinement.refine import Refined, RefinementPlan
 from physgrade.report.options import report_choices
 from physgrade.tasks import Task
 from physgrade.wording import count, sentence
+from physgrade_ui.dialogs import fit_screen, fitted_layout
 from physgrade_ui.judge_dialog import DEFAULT_MODEL, JudgeCallsDialog
 from physgrade_ui.operations import Operations, explain
 from physgrade_ui.widgets import NUMBER_ALIGNMENT, FacetButton, SeedField, label, list_table
@@ -48,6 +49,8 @@ CELL_PADDING = 14
 #: The width of the settings and the estimate beside the table, in pixels (fixed: wrapped
 #: text in the card takes its full height).
 SETTINGS_WIDTH = 380
+#: The height the dialog takes where the screen has room for it, in pixels.
+PREFERRED_HEIGHT = 900
 #: What a refinement stores: its split and refined prompt, verdicts, and the new rater.
 REFINED = Changes.of(Kind.SCORES, Kind.RATERS, Kind.REFINEMENTS)
 #: The key of the background plan: a newer one supersedes it.
@@ -187,11 +190,7 @@ class RefineJudgeDialog(JudgeCallsDialog):
         columns.setSpacing(20)
         columns.addWidget(side)
         columns.addLayout(right, 1)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(16, 16, 16, 14)
-        layout.setSpacing(12)
-        layout.addLayout(columns, 1)
-        layout.addWidget(self.buttons)
+        fitted_layout(self, columns, self.buttons, (16, 16, 16, 14), 12)
 
         self.judge.currentTextChanged.connect(self._judge_chosen)
         for spin in (self.examples, self.holdout, self.seed.spin):
@@ -201,7 +200,8 @@ class RefineJudgeDialog(JudgeCallsDialog):
         # The table, made before the form was laid out beside it, comes after the form's last
         # field and before the buttons.
         QWidget.setTabOrder(self.concurrency if self.key is None else self.key, self.table)
-        self._fit_screen()
+        # As tall as the screen allows, up to this (the table scrolls within it).
+        self.resize(self.sizeHint().width(), PREFERRED_HEIGHT)
         self.update_estimate()
         self.judge.setFocus()
 
@@ -220,13 +220,6 @@ class RefineJudgeDialog(JudgeCallsDialog):
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.table.setMinimumWidth(sum(widths) + self.table.verticalScrollBar().sizeHint().width()
                                    + 2 * self.table.frameWidth())
-
-    def _fit_screen(self) -> None:
-        """As tall as the screen allows (the table scrolls within it), never wider than it."""
-        room = self.screen().availableGeometry()
-        hint = self.sizeHint()
-        self.resize(min(hint.width(), room.width()),
-                    max(min(room.height() - 80, 900), min(hint.height(), room.height())))
 
     # -- what a refinement would do ---------------------------------------------------------
 
@@ -354,6 +347,7 @@ class RefineJudgeDialog(JudgeCallsDialog):
             "only for the rest." if refined.stopped == "cancelled" else
             f"Stopped early: {refined.stopped}\nNothing stored is lost ({stored}); running "
             "again asks only for the rest."))
+        fit_screen(self)  # as tall as the banner, where the screen has room
         self.ops.say(f"Refinement of {refined.plan.judge} stopped: {refined.stopped}"
                      if refined.stopped else
                      f"Refined {refined.plan.judge} as {refined.plan.after.rater}: measured on "

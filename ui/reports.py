@@ -23,21 +23,22 @@ from PySide6.QtGui import (QColor, QHideEvent, QPainter, QPaintEvent, QPixmap, Q
                            QShowEvent)
 from PySide6.QtWidgets import (QApplication, QCheckBox, QComboBox, QDialog, QFileDialog, QFrame,
                                QHBoxLayout, QHeaderView, QLabel, QPushButton, QScrollArea,
-                               QSizePolicy, QStackedWidget, QTabWidget, QTableWidgetItem,
-                               QVBoxLayout, QWidget)
+                               QSizePolicy, QSpinBox, QStackedWidget, QTabWidget,
+                               QTableWidgetItem, QVBoxLayout, QWidget)
 
 from physgrade.changes import Changes, Kind
 from physgrade.estimation.sample import samples
 from physgrade.project import Project
 from physgrade.report.model import PENDING, Cell, Figure, Report, Section, Table, cell_text
 from physgrade.report.writers import write_report
-from physgrade.report.options import ReportFilter, ReportOptions, report_choices
+from physgrade.report.options import MIN_GRADES, ReportFilter, ReportOptions, report_choices
 from physgrade.score_cache import ScoreCache
 from physgrade.stats.estimate import Estimate
 from physgrade.tasks import Task
 from physgrade_ui import style, transfer
 from physgrade_ui.operations import Operations
 from physgrade_ui.pages import Section as SectionKeys
+from physgrade_ui.preferences import REPORT_MIN_GRADES
 from physgrade_ui.widgets import NUMBER_ALIGNMENT, ROW_HEIGHT, FacetButton, SmallTable, label
 from physgrade_ui.workers import Worker
 from physgrade.wording import count
@@ -52,11 +53,20 @@ FACETS = (("models", "Model"), ("topics", "Topic"), ("kinds", "Kind"), ("bloom",
 FORMATS = (("html", "HTML"), ("csv", "CSV"), ("json", "JSON"))
 #: Prose is easier to read in lines no wider than this (pixels).
 TEXT_WIDTH = 900
-#: Columns fit their contents up to this width (pixels); tables show this many rows at most.
-MAX_COLUMN_WIDTH = 300
+#: Columns fit their contents up to this width (pixels; longer text wraps, at a readable line
+#: length); tables show this many rows at most.
+MAX_COLUMN_WIDTH = 520
 MAX_ROWS = 15
 #: Room a cell's text leaves for the cell's padding (pixels).
 CELL_PADDING = 12
+#: The room a column needs beyond its longest word (pixels): the cell's padding and the text
+#: margins the view leaves when it wraps.
+WORD_ROOM = CELL_PADDING + 2
+#: Room above and below a row's text (pixels), that wrapped lines do not touch the next row.
+ROW_MARGIN = 10
+#: Join an interval's two ends and a hyphenated word's parts, so that a narrow column wraps
+#: only between words, and between a value and its interval.
+NO_BREAK, NO_BREAK_HYPHEN = "\u00a0", "-\u2060"
 #: Figures shrink to fit the page, but not below this width (pixels); the page scrolls instead.
 MIN_FIGURE_WIDTH = 320
 #: How tall a figure not drawn yet stands (pixels): about a typical figure's height (they run
@@ -125,38 +135,95 @@ def summary_text(report: Report) -> str:
 
 
 class ReportTable(SmallTable):
-    """One table of the report, as wide as its columns. Columns fit their contents up to a
-    limit (a long reason why an estimate is not available is cut short; its tooltip has it
-    whole). A table wider than the page scrolls sideways, and a long one inside a window of
-    rows, so that its scroll bar and what follows it stay near."""
+    """One table of the report, fitted to the page's width without sideways scrolling.
+
+    Columns take their contents' width (up to a limit: a longer text wraps, its tooltip has it
+    whole). Where the page is narrower than that, every column gives up width in proportion to
+    what it can spare, down to its longest word (an estimate's interval is one word, so a value
+    wraps above its interval), and its rows and header grow taller. A long table scrolls inside
+    a window of rows, so that its scroll bar and what follows it stay near."""
 
     def __init__(self, table: Table, parent: QWidget | None = None) -> None:
         super().__init__(list(table.columns), parent)
         self.setObjectName(table.name)
+        self.titles = table.columns
         columns = range(len(table.columns))
         with self.batch():
-            self.fill([tuple(table.text(r, c) for c in columns) for r in range(len(table.rows))])
+            self.fill([tuple(_wrapping_only_between_words(table.text(r, c)) for c in columns)
+                       for r in range(len(table.rows))])
             for c in columns:
                 numeric, percent = table.numeric(c), table.columns[c] in table.percent
                 if numeric:
                     self.horizontalHeaderItem(c).setTextAlignment(NUMBER_ALIGNMENT)
                 for r, row in enumerate(table.rows):
                     self._style(self.item(r, c), row[c], numeric, percent)
-        width = 2 * self.frameWidth() + self.horizontalHeader().length()
+        self.setWordWrap(True)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         if len(table.rows) > MAX_ROWS:
             self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
-            self.setFixedHeight(self.height() - (len(table.rows) - MAX_ROWS) * ROW_HEIGHT)
-            width += self.verticalScrollBar().sizeHint().width()
-        self.setMaximumWidth(width)
-        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
-        self._rows_height = self.height()
+        header = self.horizontalHeader()
+        self.natural = [header.sectionSize(c) for c in columns]
+        self.least = [min(self._least_width(c), width) for c, width in enumerate(self.natural)]
+        edges = 2 * self.frameWidth() + (self.verticalScrollBar().sizeHint().width()
+                                         if len(table.rows) > MAX_ROWS else 0)
+        self.setMinimumWidth(sum(self.least) + edges)
+        self.setMaximumWidth(sum(self.natural) + edges)
+        self._fitted_to = -1
+        self._fit_to(sum(self.natural))
+
+    def text(self, row: int, column: int) -> str:
+        """A cell's text as the report writes it, without what keeps it from wrapping
+        mid-word."""
+        return self.item(row, column).text().replace(NO_BREAK_HYPHEN, "-").replace(NO_BREAK, " ")
 
     def resizeEvent(self, event: QResizeEvent) -> None:
-        """Make room for the sideways scroll bar while it shows, so that no row hides under it."""
         super().resizeEvent(event)
-        narrow = self.width() < self.maximumWidth()
-        self.setFixedHeight(self._rows_height
-                            + (self.horizontalScrollBar().sizeHint().height() if narrow else 0))
+        self._fit_to(self.viewport().width())
+
+    def _least_width(self, column: int) -> int:
+        """The width of the column's longest word, in its cells and its title."""
+        cells = self.fontMetrics()
+        titles = self.horizontalHeader().fontMetrics()
+        words = [(cells, word) for r in range(self.rowCount())
+                 for word in self.item(r, column).text().split(" ")]
+        words += [(titles, word) for word in self.titles[column].split()]
+        return max(metrics.horizontalAdvance(word) for metrics, word in words) + WORD_ROOM
+
+    def _fit_to(self, width: int) -> None:
+        """Share ``width`` among the columns, wrap the titles to their columns, and make the
+        table as tall as its rows (at most :data:`MAX_ROWS` of them)."""
+        if width == self._fitted_to or width <= 0:
+            return
+        self._fitted_to = width
+        natural, least = sum(self.natural), sum(self.least)
+        spare = 1.0 if width >= natural else max(width - least, 0) / max(natural - least, 1)
+        header = self.horizontalHeader()
+        for c, (most, fewest) in enumerate(zip(self.natural, self.least)):
+            header.resizeSection(c, int(fewest + spare * (most - fewest)))
+            self.horizontalHeaderItem(c).setText(self._title_within(c, header.sectionSize(c)))
+        for r in range(self.rowCount()):
+            self.setRowHeight(r, max(ROW_HEIGHT, ROW_MARGIN + max(
+                self._text_height(self.item(r, c).text(), header.sectionSize(c))
+                for c in range(self.columnCount()))))
+        shown = sum(self.rowHeight(r) for r in range(min(self.rowCount(), MAX_ROWS)))
+        self.setFixedHeight(header.sizeHint().height() + 2 * self.frameWidth() + shown)
+
+    def _text_height(self, text: str, width: int) -> int:
+        """How tall ``text`` stands wrapped in a column ``width`` wide (measured here: the
+        view's own measure leaves out the style sheet's padding, and cut a last line short)."""
+        return self.fontMetrics().boundingRect(
+            QRect(0, 0, width - WORD_ROOM, 0), Qt.TextFlag.TextWordWrap, text).height()
+
+    def _title_within(self, column: int, width: int) -> str:
+        """The column's title broken into lines that fit ``width``."""
+        metrics, room = self.horizontalHeader().fontMetrics(), width - CELL_PADDING
+        lines: list[str] = []
+        for word in self.titles[column].split():
+            if lines and metrics.horizontalAdvance(f"{lines[-1]} {word}") <= room:
+                lines[-1] += f" {word}"
+            else:
+                lines.append(word)
+        return "\n".join(lines)
 
     def _style(self, item: QTableWidgetItem, cell: Cell, numeric: bool, percent: bool) -> None:
         if numeric:
@@ -173,7 +240,7 @@ class ReportTable(SmallTable):
                 item.setText("n/a")
                 item.setForeground(QColor(style.MUTED))
         elif self.fontMetrics().horizontalAdvance(item.text()) > MAX_COLUMN_WIDTH - CELL_PADDING:
-            item.setToolTip(item.text())
+            item.setToolTip(cell_text(cell, percent))
 
     def _fit_columns(self) -> None:
         """Fixed widths measured on every row: a view fitting its columns to their contents
@@ -185,6 +252,14 @@ class ReportTable(SmallTable):
         for c in range(self.columnCount()):
             header.resizeSection(c, min(max(self.sizeHintForColumn(c), header.sectionSizeHint(c)),
                                         MAX_COLUMN_WIDTH))
+
+
+def _wrapping_only_between_words(text: str) -> str:
+    """A cell's text as it may wrap: only at its spaces, with an interval (``0.74 [0.61,
+    0.87]``) kept whole below its value, and neither "n = 57" nor "P-REFS" broken."""
+    value, bracket, interval = (text.replace("-", NO_BREAK_HYPHEN)
+                                .replace(" = ", f"{NO_BREAK}={NO_BREAK}").partition(" ["))
+    return f"{value}{bracket}{interval.replace(' ', NO_BREAK)}"
 
 
 class FigureView(QWidget):
@@ -268,7 +343,7 @@ def section_content(section: Section, tables: dict[str, ReportTable]) -> QWidget
     added to ``tables`` by name."""
     content = QWidget()
     layout = QVBoxLayout(content)
-    layout.setContentsMargins(24, 18, 24, 24)
+    layout.setContentsMargins(16, 18, 16, 24)  # narrow sides: the widest table fits 1280 px
     layout.setSpacing(6)
     layout.addWidget(label(section.title, "title"))
     if section.intro:
@@ -415,6 +490,14 @@ class ReportsPage(QWidget):
         bar.addSpacing(8)
         bar.addWidget(self.sample_label)
         bar.addWidget(self.sample)
+        self.min_grades = QSpinBox()
+        self.min_grades.setRange(0, 9999)
+        self.min_grades.setValue(MIN_GRADES)
+        self.min_grades.setSuffix(" grades")
+        self.min_grades.setToolTip("People with fewer grades share one 'others' row in the "
+                                   "tables and are left out of per-rater figures; the CSV and "
+                                   "JSON exports keep their own rows. 0 folds nobody.")
+        self.min_grades.valueChanged.connect(self._min_grades_changed)
         bar.addStretch(1)
 
         # What the report shows, with its buttons beside it: the choices above fill the width.
@@ -437,6 +520,10 @@ class ReportsPage(QWidget):
         status = QHBoxLayout()
         status.setSpacing(6)
         status.addWidget(self.summary, 1)
+        # Beside the summary, not in the bar above, which must fit a 1280 px screen.
+        status.addWidget(label("Fold people under"))
+        status.addWidget(self.min_grades)
+        status.addSpacing(8)
         status.addWidget(self.stop_button)
         status.addWidget(self.finish_button)
         status.addWidget(self.export_button)
@@ -475,6 +562,10 @@ class ReportsPage(QWidget):
         if project.path != self.project_path:
             self.project_path = project.path
             self.export_folder = project.path.parent / f"{project.path.stem} report"
+            kept = REPORT_MIN_GRADES.get(project.path)
+            self.min_grades.blockSignals(True)
+            self.min_grades.setValue(int(kept) if kept and kept.isdigit() else MIN_GRADES)
+            self.min_grades.blockSignals(False)
             self._forget_report()
         self.cache = ScoreCache()
         self._offer_choices(project)
@@ -571,7 +662,14 @@ class ReportsPage(QWidget):
         chosen = ReportFilter(**{key: button.chosen() for key, button in self.facets.items()})
         sample = self.sample.currentData()
         return ReportOptions(chosen, self.rater.currentText() or None,
-                             sample=None if sample == self._newest_random else sample)
+                             sample=None if sample == self._newest_random else sample,
+                             min_grades=self.min_grades.value())
+
+    def _min_grades_changed(self, value: int) -> None:
+        """Keep the threshold for the project, and compute the report it asks for."""
+        if self.project_path is not None:
+            REPORT_MIN_GRADES.set(self.project_path, str(value))
+        self._bar_changed()
 
     def _bar_changed(self, *_: object) -> None:
         """Wait for the next click (the index a box hands on is no interval)."""
@@ -726,7 +824,8 @@ class ReportsPage(QWidget):
             page.deleteLater()
         self.report, self.report_options, self.tables = report, options, {}
         for section in report.sections if report else []:
-            index = self.tabs.addTab(section_view(section, self.tables), section.tab)
+            # Readers see the folded tables; the report kept for export has every row.
+            index = self.tabs.addTab(section_view(section.shown(), self.tables), section.tab)
             self.tabs.setTabToolTip(index, section.title)
             if section.tab == current:
                 self.tabs.setCurrentIndex(index)
@@ -747,7 +846,7 @@ class ReportsPage(QWidget):
         focused = QApplication.focusWidget()
         had_focus = focused is not None and scroller.widget().isAncestorOf(focused)
         scroller.takeWidget().deleteLater()
-        scroller.setWidget(section_content(section, self.tables))
+        scroller.setWidget(section_content(section.shown(), self.tables))
         scroller.verticalScrollBar().setValue(position)
         if had_focus:  # not lost with the table that had it: the keyboard goes on from the tabs
             self.tabs.setFocus()

@@ -41,6 +41,7 @@ from physgrade.team.assign import AssignmentPlan
 from physgrade.team.merge import KEEP_PACK, KEEP_PROJECT, Conflict, MergeResult
 from physgrade.team.packs import PackMade
 from physgrade_ui import grader
+from physgrade_ui.dialogs import fit_to_show, fitted_layout
 from physgrade_ui.operations import Operations
 from physgrade_ui.widgets import SeedField, SmallTable, label, local_time, named_shortcut
 from physgrade_ui.workers import Worker
@@ -330,12 +331,11 @@ class AssignDialog(QDialog):
                       "balanced over models and topics. Assigning again adds the new responses "
                       "and never moves work already assigned.", "muted", self)
         intro.setWordWrap(True)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(20, 18, 20, 16)
-        layout.setSpacing(12)
-        layout.addWidget(intro)
-        layout.addLayout(columns, 1)
-        layout.addWidget(buttons)
+        body = QVBoxLayout()
+        body.setSpacing(12)
+        body.addWidget(intro)
+        body.addLayout(columns, 1)
+        fitted_layout(self, body, buttons, (20, 18, 20, 16), 12)
         self.resize(1040, 620)
 
         self.timer = QTimer(self)
@@ -425,7 +425,8 @@ class AssignDialog(QDialog):
             self.ops.fail("Cannot plan the assignment", error)
 
     def _refuse(self, reason: str) -> None:
-        """Say why nothing can be assigned, where the preview would be."""
+        """Say why nothing can be assigned, where the preview would be (the dialog grows to
+        show it where the screen has room)."""
         self.preview = None
         self._assign_when_planned = False
         self.summary.hide()
@@ -435,6 +436,7 @@ class AssignDialog(QDialog):
         for facet, table in self.facet_tables.items():
             table.show_rows([facet.capitalize()], [])
         self.assign_button.setEnabled(False)
+        fit_to_show(self.refusal)
 
     # -- assigning ------------------------------------------------------------------------
 
@@ -509,12 +511,12 @@ class PacksDialog(QDialog):
         buttons.button(QDialogButtonBox.StandardButton.Ok).setText("&Make Packs")
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(20, 20, 20, 16)
-        layout.setSpacing(14)
-        layout.addLayout(form)
-        layout.addWidget(self.error)
-        layout.addWidget(buttons)
+        body = QVBoxLayout()
+        body.setSpacing(14)
+        body.addLayout(form)
+        body.addWidget(self.error)
+        body.addStretch(1)
+        fitted_layout(self, body, buttons)
         self.resize(620, self.sizeHint().height())
         ops.project_changed.connect(self.reject)
         self.graders.setFocus()
@@ -554,8 +556,11 @@ class PacksDialog(QDialog):
             super().accept()
 
     def _refuse(self, reason: str) -> None:
+        """Say what to fix below the form (the dialog grows to show it where the screen has
+        room; a longer reason scrolls into view)."""
         self.error.setText(reason)
         self.error.show()
+        fit_to_show(self.error)
 
 
 def _packs_made(ops: Operations, folder: Path, made: tuple[list[PackMade], Changes]) -> None:
@@ -669,14 +674,13 @@ class ConflictsDialog(QDialog):
                        partial(self.keep, KEEP_PROJECT))
         named_shortcut(self, "Select all", ["Ctrl+A"], self.table.selectAll)
 
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(20, 18, 20, 16)
-        layout.setSpacing(12)
-        layout.addWidget(self.merged)
-        layout.addWidget(self.intro)
-        layout.addWidget(self.table, 1)
-        layout.addWidget(self.empty, 1)
-        layout.addWidget(buttons)
+        body = QVBoxLayout()
+        body.setSpacing(12)
+        body.addWidget(self.merged)
+        body.addWidget(self.intro)
+        body.addWidget(self.table, 1)
+        body.addWidget(self.empty, 1)
+        fitted_layout(self, body, buttons, (20, 18, 20, 16), 12)
         self.resize(1120, 520)
         ops.changed.connect(self._changed)
         ops.project_changed.connect(self.reject)
@@ -686,6 +690,7 @@ class ConflictsDialog(QDialog):
         """Say above the conflicts what the merge brought (``MergeResult.text``)."""
         self.merged.setText("\n".join(map(full_stop, text.splitlines())))
         self.merged.show()
+        fit_to_show(self.merged)
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)

@@ -19,6 +19,7 @@ from physgrade.formats import KINDS, parse_mapping
 from physgrade.importer import ImportResult, import_file
 from physgrade.project import Project
 from physgrade.tasks import Task
+from physgrade_ui.dialogs import fit_to_show, fitted_layout
 
 IMPORT_FILTER = "Exchange files (*.jsonl *.ndjson *.json *.csv *.tsv);;All files (*)"
 EXPORT_FILTER = "JSON Lines (*.jsonl);;CSV (*.csv)"
@@ -101,12 +102,12 @@ class TransferDialog(QDialog, Generic[Request]):
         buttons.button(QDialogButtonBox.StandardButton.Ok).setText(action)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(20, 20, 20, 16)
-        layout.setSpacing(14)
-        layout.addLayout(self.form)
-        layout.addWidget(self.error)
-        layout.addWidget(buttons)
+        body = QVBoxLayout()
+        body.setSpacing(14)
+        body.addLayout(self.form)
+        body.addWidget(self.error)
+        body.addStretch(1)
+        fitted_layout(self, body, buttons)
 
     def kind_combo(self) -> QComboBox:
         combo = QComboBox(self)
@@ -124,9 +125,11 @@ class TransferDialog(QDialog, Generic[Request]):
         super().accept()
 
     def refuse(self, message: str) -> None:
-        """Keep the dialog open and say what to fix, next to the form."""
+        """Keep the dialog open and say what to fix, next to the form (the dialog grows to
+        show it where the screen has room; a longer message scrolls into view)."""
         self.error.setText(message)
         self.error.show()
+        fit_to_show(self.error)
 
 
 class ImportDialog(TransferDialog[ImportRequest]):

@@ -83,6 +83,7 @@ class GradingPage(QSplitter):
 
         self.reader = BufferedReadingView(reading.CSS)
         self.reader.rendered.connect(self._rendered)
+        self.reader.resized.connect(self._show_layout)
         self.reader.show_html(reading.placeholder("Choose a response in the queue."))
         self.comparison = ComparisonPanel()
         self.comparison.closed.connect(self.close_comparison)
@@ -141,13 +142,15 @@ class GradingPage(QSplitter):
         self.panes = preferences.KeptPanes(self, preferences.GRADE_PANES, self._lay_out_default)
         self.keys = self._make_keys()
         self.view_actions = [self.queue_action, self.descriptions_action, self.compare_action,
-                             self.zoom_in_action, self.zoom_out_action, self.zoom_reset_action]
+                             self.jump_action, self.zoom_in_action, self.zoom_out_action,
+                             self.zoom_reset_action]
         self.menu_actions = [self._preference_action(
             "&Advance When a Response Is Graded", preferences.AUTO_ADVANCE),
             self._preference_action("&Hide the Rules Hint Until ANS Is Scored",
                                     preferences.HINT_AFTER_ANSWER, self._hint_setting_changed)]
-        self.bar.connect_actions(self.queue_action, self.compare_action, self.zoom_out_action,
-                                 self.zoom_in_action, self.zoom_reset_action)
+        self.bar.connect_actions(self.queue_action, self.compare_action, self.jump_action,
+                                 self.zoom_out_action, self.zoom_in_action,
+                                 self.zoom_reset_action)
         self.queue.setVisible(not preferences.QUEUE_HIDDEN.get())
         self.queue_action.setChecked(self.queue.isHidden())
         self.descriptions_action.setChecked(preferences.DESCRIPTIONS_HIDDEN.get())
@@ -189,6 +192,8 @@ class GradingPage(QSplitter):
         # a note or leaves the search field.
         self.escape_action = named("Close the Comparison", ["Escape"], self.close_comparison)
         self.escape_action.setEnabled(False)
+        self.jump_action = named("Jump to the &Response (or Back to the Reference)", ["R"],
+                                 self.jump_reading)
         self.zoom_in_action = named("Zoom &In", ["Ctrl+=", "Ctrl++"], partial(self.zoom, 1))
         self.zoom_out_action = named("Zoom Ou&t", ["Ctrl+-"], partial(self.zoom, -1))
         self.zoom_reset_action = named("Actual Si&ze", ["Ctrl+0"], partial(self.zoom, 0))
@@ -204,6 +209,8 @@ class GradingPage(QSplitter):
             ("→  ←", "Next / previous response",
              key(["Right"], partial(self.step, 1)) + key(["Left"], partial(self.step, -1))),
             ("U", "Next response I have not finished", key(["U"], self.next_unfinished)),
+            ("R", "Jump to the response, and back to the reference (when they stack)",
+             [self.jump_action]),
             ("Space", "Scroll the reading down (Shift: up)",
              key(["Space"], partial(self.scroll_reading, 1))
              + key(["Shift+Space"], partial(self.scroll_reading, -1))),
@@ -269,12 +276,38 @@ class GradingPage(QSplitter):
             view.setZoomFactor(factor)
         self.comparison.set_zoom(factor)
         self.bar.show_zoom(factor)
+        self._show_layout()
+
+    def _show_layout(self) -> None:
+        self.bar.show_side_by_side(self.side_by_side())
 
     def scroll_reading(self, direction: int) -> None:
         if self.reading.currentWidget() is self.comparison:
             self.comparison.scroll_by_page(direction)
         else:
             self.reader.scroll_by_page(direction)
+
+    def side_by_side(self) -> bool:
+        """Whether the reading is wide enough (in CSS px, so zoom counts) for the reference
+        and the response to stand side by side."""
+        return self.reader.width() / self.reader.current.zoomFactor() >= reading.SIDE_BY_SIDE_FROM
+
+    def jump_reading(self) -> None:
+        """R: to the response's first part, or back to the reference, where they stack."""
+        if self.item is None or self.reading.currentWidget() is not self.reader:
+            self.ops.say("Choose a response first." if self.item is None else
+                         "Close the comparison first (Esc).")
+            return
+        if self.side_by_side():
+            self.ops.say("The reference and the response are side by side.")
+            return
+        self.reader.jump_between(reading.REFERENCE_PART, reading.RESPONSE_PART, self._jumped)
+
+    def _jumped(self, part: str) -> None:
+        if part:
+            self.ops.say("Reading the response; R goes back to the reference."
+                         if part == reading.RESPONSE_PART else
+                         "Reading the reference; R jumps to the response.")
 
     def toggle_comparison(self) -> None:
         """C: the other raters' scores, as wide as the reading, in place of it (or back)."""

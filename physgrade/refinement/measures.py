@@ -10,7 +10,9 @@ difference (after − before) is paired, and its interval allows for that:
   interval comes from the paired linearised values
   (:func:`physgrade.stats.agreement.ac2_difference`);
 - exact agreement over all criteria: the share of criteria given the reference's value,
-  averaged over responses (t interval; the judge cards' measure);
+  averaged over responses (Wilson interval at the effective n of criteria clustered in
+  responses; the judge cards' measure); the difference is the paired mean of the responses'
+  shares (t interval);
 - final-answer agreement (ANS): the share of responses whose final answer both call right
   (ANS at its maximum) or both call wrong;
 - leniency: the mean score share, rater − reference (above 0: lenient); its difference is the
@@ -29,7 +31,7 @@ from physgrade import score_tables
 from physgrade.rubric import FINAL_ANSWER, GRADED_RUBRICS
 from physgrade.score_tables import ScoreData
 from physgrade.stats.agreement import ac2_difference, gwet_ac2
-from physgrade.stats.describe import mean, mean_difference, proportion
+from physgrade.stats.describe import clustered_proportion, mean_difference, proportion
 from physgrade.stats.estimate import Estimate
 
 #: The measures, as keys (JSON) and as people read them.
@@ -122,11 +124,14 @@ def compare(data: ScoreData, reference: str, before: str, after: str,
                                  gwet_ac2(second, "linear", categories),
                                  ac2_difference(first, second, "linear", categories)))
     if same_before:
-        per_before = pd.concat(same_before).groupby(level=0).mean()
-        per_after = pd.concat(same_after).groupby(level=0).mean()
-        rows.insert(0, Compared(EXACT, ALL_CRITERIA, mean(per_before.to_numpy(float), (0, 1)),
-                                mean(per_after.to_numpy(float), (0, 1)),
-                                _paired(per_after, per_before)))
+        # Both sides hold the same criteria of the same responses: one count of criteria.
+        criteria = pd.concat(same_before).groupby(level=0).size()
+        agreeing_before = pd.concat(same_before).groupby(level=0).sum()
+        agreeing_after = pd.concat(same_after).groupby(level=0).sum()
+        rows.insert(0, Compared(EXACT, ALL_CRITERIA,
+                                clustered_proportion(agreeing_before, criteria),
+                                clustered_proportion(agreeing_after, criteria),
+                                _paired(agreeing_after / criteria, agreeing_before / criteria)))
     rows.append(_final_answers(data, reference, before, after, ids))
     rows.append(_leniency(data, reference, before, after, ids))
     return Comparison(reference, before, after, len(ids), tuple(rows))

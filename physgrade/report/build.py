@@ -27,10 +27,11 @@ from physgrade.annotation import figures as bloom
 from physgrade.estimation import sample as samples
 from physgrade.changes import Kind
 from physgrade.project import Project
-from physgrade.report import corrected, judge_cards, plots
+from physgrade.report import corrected, folding, judge_cards, plots
+from physgrade.report.folding import NOBODY, Folding, FoldedRows
 from physgrade.report.model import PENDING, Cell, Figure, Report, Section, Table
 from physgrade.rubric import Criterion, Rubric
-from physgrade.report.options import HUMAN_CONSENSUS, ReportOptions
+from physgrade.report.options import HUMAN_CONSENSUS, ReportFilter, ReportOptions
 from physgrade.rubric import GRADED_RUBRICS
 from physgrade.readings import Readings
 from physgrade.score_store import ScoreStore
@@ -57,10 +58,12 @@ def _categories(criterion: Criterion) -> tuple[int, ...]:
     return tuple(range(criterion.maximum + 1))
 
 
-def _pairs(data: ScoreData) -> list[tuple[str, str]]:
-    """(judge, reference) pairs: every judge against every grader and the consensus (when it
-    stands apart from every grader)."""
-    references = data.graders + ([HUMAN_CONSENSUS] if data.consensus_stands_apart() else [])
+def _pairs(data: ScoreData, folded: Folding = NOBODY) -> list[tuple[str, str]]:
+    """(judge, reference) pairs: every judge against every grader, the folded graders together
+    (where any are; ``data`` :func:`~physgrade.report.folding.with_others`), and the consensus
+    (when it stands apart from every grader)."""
+    references = (data.graders + folded.others
+                  + ([HUMAN_CONSENSUS] if data.consensus_stands_apart() else []))
     return [(judge, reference) for judge in data.judges for reference in references]
 
 
@@ -114,11 +117,10 @@ def _alpha(ratings: np.ndarray, categories: tuple[int, ...], options: ReportOpti
 
 
 def criterion_section(data: ScoreData, options: ReportOptions, task: Task,
-                      complete: bool = True) -> Section:
-    agreement_rows: list[tuple[Cell, ...]] = []
-    confusion_rows: list[tuple[Cell, ...]] = []
+                      complete: bool = True, folded: Folding = NOBODY) -> Section:
+    agreement_rows, confusion_rows = FoldedRows(folded), FoldedRows(folded)
     panels: dict[str, dict[str, tuple[tuple[int, ...], np.ndarray]]] = {}
-    pairs = _pairs(data)
+    pairs = _pairs(data, folded)
     main = main_reference(data)
     criteria = list(_criteria(data))
     for step, (rubric, criterion) in enumerate(criteria):
@@ -133,17 +135,17 @@ def criterion_section(data: ScoreData, options: ReportOptions, task: Task,
             ratings = both.to_numpy(dtype=float)
             human, machine = ratings[:, 0], ratings[:, 1]
             leaning = bias(human, machine)
-            agreement_rows.append((
+            agreement_rows.add((
                 judge, reference, _rubric_criterion(rubric, criterion), len(ratings),
                 percent_agreement(ratings, categories),
                 cohen_kappa(ratings, "linear", categories),
                 gwet_ac2(ratings, "linear", categories),
                 _alpha(ratings, categories, options, complete),
-                leaning.difference, leaning.lenient, leaning.strict))
+                leaning.difference, leaning.lenient, leaning.strict), reference)
             matrix = confusion_matrix(human, machine, categories)
             for (h, j), count in np.ndenumerate(matrix):
-                confusion_rows.append((judge, reference, rubric.title, criterion.key,
-                                       categories[h], categories[j], int(count)))
+                confusion_rows.add((judge, reference, rubric.title, criterion.key,
+                                    categories[h], categories[j], int(count)), reference)
             if reference == main:
                 panels.setdefault(judge, {})[_rubric_criterion(rubric, criterion)] = (
                     categories, matrix)
@@ -160,16 +162,18 @@ def criterion_section(data: ScoreData, options: ReportOptions, task: Task,
         "criterion's points; Krippendorff's alpha uses its ordinal metric. Bias is the mean of "
         "judge − human; lenient and strict are the shares of responses the judge scored above "
         "and below the person. " + NA_NOTE,
-        [Table("criterion_agreement", "Agreement per criterion",
-               ("Judge", "Reference", "Criterion", "n", "Exact agreement", "Weighted kappa",
-                "Gwet AC2", "Krippendorff α", "Bias", "Lenient", "Strict"),
-               agreement_rows, "Values with their 95% confidence interval.",
-               frozenset({"Exact agreement", "Lenient", "Strict"})),
-         Table("confusion_matrices", "Confusion matrices (long form)",
-               ("Judge", "Reference", "Rubric", "Criterion", "Human score", "Judge score",
-                "Responses"), confusion_rows,
-               "One row per cell: how many responses the reference scored as the row value "
-               "and the judge as the column value.")],
+        [agreement_rows.table(Table(
+            "criterion_agreement", "Agreement per criterion",
+            ("Judge", "Reference", "Criterion", "n", "Exact agreement", "Weighted kappa",
+             "Gwet AC2", "Krippendorff α", "Bias", "Lenient", "Strict"),
+            agreement_rows.every, "Values with their 95% confidence interval.",
+            frozenset({"Exact agreement", "Lenient", "Strict"}))),
+         confusion_rows.table(Table(
+             "confusion_matrices", "Confusion matrices (long form)",
+             ("Judge", "Reference", "Rubric", "Criterion", "Human score", "Judge score",
+              "Responses"), confusion_rows.every,
+             "One row per cell: how many responses the reference scored as the row value "
+             "and the judge as the column value."))],
         figures, "1. Criteria")
 
 
@@ -197,69 +201,76 @@ def paired(data: ScoreData, judge: str, reference: str, column: str) -> pd.DataF
                      axis=1, join="inner").dropna()
 
 
-def total_section(data: ScoreData) -> Section:
-    rows: list[tuple[Cell, ...]] = []
+def total_section(data: ScoreData, folded: Folding = NOBODY) -> Section:
+    rows = FoldedRows(folded)
     panels: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    for judge, reference in _pairs(data):
+    for judge, reference in _pairs(data, folded):
         both = paired(data, judge, reference, "score_pct")
         human, machine = both["reference"].to_numpy(float), both["judge"].to_numpy(float)
         leaning = bias(human, machine)
         signs = sign_test(human, machine)
-        rows.append((judge, reference, len(both), pearson(human, machine),
-                     spearman(human, machine), mean_absolute_difference(human, machine),
-                     leaning.difference, signs.above, signs.below, signs.p_value))
-        if len(both):
+        rows.add((judge, reference, len(both), pearson(human, machine),
+                  spearman(human, machine), mean_absolute_difference(human, machine),
+                  leaning.difference, signs.above, signs.below, signs.p_value), reference)
+        if len(both) and not folded.left_out(reference):
             panels[f"{judge} − {reference}"] = (human, machine)
     figures = [Figure("score_differences", "Difference plots of the total score",
                       partial(plots.difference_plots, panels, "scores (%)"),
                       "Each dot is a response (jittered slightly): the mean of the two totals "
                       "against their difference. The solid line is the mean difference, the "
-                      "dashed lines its 95% limits of agreement.", "total_score")] if panels else []
+                      "dashed lines its 95% limits of agreement." + folded.caption(),
+                      "total_score")] if panels else []
     return Section(
         "2. Total score",
         "Totals are compared as a share of the points possible (an N/A criterion leaves the "
         "maximum), so problem-solving and conceptual items can be pooled. Only responses both "
         "raters scored on every criterion count. The sign test asks whether the judge scores "
         "higher or lower than the reference more often than chance would.",
-        [Table("total_score", "Total score, judge against reference",
-               ("Judge", "Reference", "n", "Pearson r", "Spearman ρ",
-                "Mean absolute difference", "Mean difference", "Judge higher", "Judge lower",
-                "Sign test p"), rows,
-               "Differences are judge − reference, in shares of the maximum score.",
-               frozenset({"Mean absolute difference", "Mean difference"}))],
+        [rows.table(Table(
+            "total_score", "Total score, judge against reference",
+            ("Judge", "Reference", "n", "Pearson r", "Spearman ρ", "Mean absolute difference",
+             "Mean difference", "Judge higher", "Judge lower", "Sign test p"), rows.every,
+            "Differences are judge − reference, in shares of the maximum score.",
+            frozenset({"Mean absolute difference", "Mean difference"})))],
         figures, "2. Totals")
 
 
-def final_answer_section(data: ScoreData) -> Section:
-    rows: list[tuple[Cell, ...]] = []
-    for judge, reference in _pairs(data):
+def final_answer_section(data: ScoreData, folded: Folding = NOBODY) -> Section:
+    rows = FoldedRows(folded)
+    for judge, reference in _pairs(data, folded):
         both = pd.concat({"reference": score_tables.final_correct(data, reference),
                           "judge": score_tables.final_correct(data, judge)}, axis=1,
                          join="inner")
         test = mcnemar_exact(both["reference"].to_numpy(bool), both["judge"].to_numpy(bool))
         (yes_yes, yes_no), (no_yes, no_no) = test.table
-        rows.append((judge, reference, test.n, yes_yes, yes_no, no_yes, no_no,
-                     percent_agreement(both.to_numpy(float)) if test.n else
-                     Estimate.unavailable(0, "no response assessed by both"), test.p_value))
+        rows.add((judge, reference, test.n, yes_yes, yes_no, no_yes, no_no,
+                  percent_agreement(both.to_numpy(float)) if test.n else
+                  Estimate.unavailable(0, "no response assessed by both"), test.p_value),
+                 reference)
     return Section(
         "3. Final answer correct",
         "Whether the final answer is right (ANS at its maximum), by the reference and by the "
         "judge, on the responses both scored on ANS. McNemar's exact test asks whether "
         "the judge accepts answers the reference rejects more often than the reverse.",
-        [Table("final_answer", "Final answer correct: reference against judge",
-               ("Judge", "Reference", "n", "Both correct", "Only reference correct",
-                "Only judge correct", "Both wrong", "Agreement", "McNemar exact p"),
-               rows, "'Only judge correct' counts answers the judge accepted and the person "
-               "did not: lenient final-answer verdicts.", frozenset({"Agreement"}))],
+        [rows.table(Table(
+            "final_answer", "Final answer correct: reference against judge",
+            ("Judge", "Reference", "n", "Both correct", "Only reference correct",
+             "Only judge correct", "Both wrong", "Agreement", "McNemar exact p"),
+            rows.every, "'Only judge correct' counts answers the judge accepted and the person "
+            "did not: lenient final-answer verdicts.", frozenset({"Agreement"})))],
         short="3. Final answers")
 
 
 # -- 4. expert against expert ----------------------------------------------------------------------
 
 
-def experts_section(data: ScoreData, options: ReportOptions, complete: bool = True) -> Section:
-    rows: list[tuple[Cell, ...]] = []
-    groups = [list(pair) for pair in combinations(data.graders, 2)]
+def experts_section(data: ScoreData, options: ReportOptions, complete: bool = True,
+                    folded: Folding = NOBODY) -> Section:
+    rows = FoldedRows(folded)
+    # Every pair of graders, then (readers' rows) those with the folded ones together.
+    pairs = dict.fromkeys([*combinations(data.graders, 2),
+                           *combinations(folded.kept(data.graders) + folded.others, 2)])
+    groups = [list(pair) for pair in pairs]
     if len(data.graders) > 2:
         groups.append(list(data.graders))
     for rubric, criterion in _criteria(data):
@@ -267,20 +278,22 @@ def experts_section(data: ScoreData, options: ReportOptions, complete: bool = Tr
         for group in groups:
             given = score_tables.criterion_ratings(data, rubric.key, criterion.key, group)
             ratings = given[given.notna().sum(axis=1) >= 2].to_numpy(dtype=float)
-            rows.append((" · ".join(group), _rubric_criterion(rubric, criterion), len(ratings),
-                         percent_agreement(ratings, categories),
-                         gwet_ac2(ratings, "linear", categories),
-                         _alpha(ratings, categories, options, complete)))
+            # All the graders together are a group, not a row per person: both keep it.
+            rows.add((" · ".join(group), _rubric_criterion(rubric, criterion), len(ratings),
+                      percent_agreement(ratings, categories),
+                      gwet_ac2(ratings, "linear", categories),
+                      _alpha(ratings, categories, options, complete)),
+                     *(group if len(group) == 2 else ()))
     intro = ("How far the people agree with each other, criterion by criterion, on the responses "
              "at least two of them graded: the study's inter-rater table. AC2 uses linear "
              "weights over the criterion's points. " + NA_NOTE)
     if len(data.graders) < 2:
         intro += " This report covers fewer than two graders, so there is nothing to compare."
-    return Section("4. Experts against each other", intro, [Table(
+    return Section("4. Experts against each other", intro, [rows.table(Table(
         "expert_agreement", "Agreement between graders",
-        ("Graders", "Criterion", "n", "Exact agreement", "Gwet AC2", "Krippendorff α"), rows,
-        "Values with their 95% confidence interval.", frozenset({"Exact agreement"}))],
-        short="4. Experts")
+        ("Graders", "Criterion", "n", "Exact agreement", "Gwet AC2", "Krippendorff α"),
+        rows.every, "Values with their 95% confidence interval.",
+        frozenset({"Exact agreement"})))], short="4. Experts")
 
 
 # -- the last section: the study's analyses --------------------------------------------------------
@@ -403,20 +416,26 @@ def _heatmap_figure(frame: pd.DataFrame, name: str, title: str) -> Figure | None
 # -- 5. the experts' audit of the judges -----------------------------------------------------------
 
 
-def judge_audit_section(reviews: audit.Reviews, options: ReportOptions) -> Section:
+def judge_audit_section(reviews: audit.Reviews, options: ReportOptions,
+                        folded: Folding = NOBODY) -> Section:
     """The judge audit (:mod:`physgrade.validation.figures`): reviewers against each other,
-    their full agreement with each judge, each judge's verdict labels, and the judge to use."""
+    their full agreement with each judge, each judge's verdict labels, and the judge to use.
+    Readers see the ``folded`` reviewers as one (see :mod:`physgrade.report.folding`)."""
     where = options.filter
 
     def criterion(rubric: str, key: str) -> str:
         return f"{key} ({rubric})"
 
-    pairs: list[tuple[Cell, ...]] = [
-        (" · ".join(r.reviewers), r.judge, criterion(r.rubric, r.criterion), r.n, r.exact, r.ac2)
-        for r in audit.reviewer_agreement(reviews, where)]
-    full: list[tuple[Cell, ...]] = [
-        (r.judge, criterion(r.rubric, r.criterion), r.reviewer, r.n, r.rate)
-        for r in audit.full_agreement(reviews, where)]
+    def pair_rows(found: audit.Reviews, where: ReportFilter) -> list[tuple[Cell, ...]]:
+        return [(" · ".join(r.reviewers), r.judge, criterion(r.rubric, r.criterion), r.n,
+                 r.exact, r.ac2) for r in audit.reviewer_agreement(found, where)]
+
+    def full_rows(found: audit.Reviews, where: ReportFilter) -> list[tuple[Cell, ...]]:
+        return [(r.judge, criterion(r.rubric, r.criterion), r.reviewer, r.n, r.rate)
+                for r in audit.full_agreement(found, where)]
+
+    pairs, full = pair_rows(reviews, where), full_rows(reviews, where)
+    together, shown_where = folding.reviews_with_others(reviews, folded), folded.admitted(where)
     verdicts: list[tuple[Cell, ...]] = [
         (d.judge, d.reviewers, d.n, d.correct, d.lenient, d.strict)
         for d in audit.verdict_distribution(reviews, where)]
@@ -433,15 +452,18 @@ def judge_audit_section(reviews: audit.Reviews, options: ReportOptions) -> Secti
     intro += (chosen.text if chosen else "No reviewed verdict in this report has a label, so no "
               "judge is recommended.")
     return Section("5. Judge audit", intro, [
-        Table("judge_audit_reviewers", "Reviewers against each other, per judge and criterion",
-              ("Reviewers", "Judge", "Criterion", "n", "Exact agreement", "Gwet AC2"), pairs,
-              "Exact agreement: the share of identical 2/1/0 values; Gwet's AC2 uses linear "
-              "weights over 0, 1, 2. Values with their 95% confidence interval.",
-              frozenset({"Exact agreement"})),
-        Table("judge_audit_full_agreement", "Full agreement with each judge",
-              ("Judge", "Criterion", "Reviewer", "n", "Full agreement"), full,
-              "The share of the reviewer's values that are 2 (full agreement), with its Wilson "
-              "interval.", frozenset({"Full agreement"})),
+        folded.table(Table(
+            "judge_audit_reviewers", "Reviewers against each other, per judge and criterion",
+            ("Reviewers", "Judge", "Criterion", "n", "Exact agreement", "Gwet AC2"), pairs,
+            "Exact agreement: the share of identical 2/1/0 values; Gwet's AC2 uses linear "
+            "weights over 0, 1, 2. Values with their 95% confidence interval.",
+            frozenset({"Exact agreement"})), partial(pair_rows, together, shown_where)),
+        folded.table(Table(
+            "judge_audit_full_agreement", "Full agreement with each judge",
+            ("Judge", "Criterion", "Reviewer", "n", "Full agreement"), full,
+            "The share of the reviewer's values that are 2 (full agreement), with its Wilson "
+            "interval.", frozenset({"Full agreement"})),
+            partial(full_rows, together, shown_where)),
         Table("judge_audit_verdicts", "Verdict labels per judge",
               ("Judge", "Reviewers", "n", "Correct", "Lenient", "Strict"), verdicts,
               "Each share is the mean over reviewers of each reviewer's share; the interval is "
@@ -460,12 +482,27 @@ def judge_audit_section(reviews: audit.Reviews, options: ReportOptions) -> Secti
 # -- 5 or 6: Bloom's taxonomy labels ---------------------------------------------------------------
 
 
-def bloom_labels_section(labels: bloom.Labels, options: ReportOptions, number: int) -> Section:
+#: The tables of the Bloom section with a row per person (first or second rater).
+BLOOM_PER_PERSON = ("bloom_agreement", "bloom_confusion")
+
+
+def bloom_labels_section(labels: bloom.Labels, options: ReportOptions, number: int,
+                         folded: Folding = NOBODY) -> Section:
     """The Bloom labels (:mod:`physgrade.annotation.figures`): people and models against each
-    other, and the final labels' distribution. Only called when someone has labelled."""
+    other, and the final labels' distribution. Only called when someone has labelled. Readers
+    see the ``folded`` people as one (see :mod:`physgrade.report.folding`)."""
     section = bloom.bloom_section(labels, number, options.filter)
     assert section is not None  # build_report asks bloom.has_labels first
-    return section
+    if not folded.folded:
+        return section
+    together = bloom.bloom_section(folding.labels_with_others(labels, folded), number,
+                                   folded.admitted(options.filter))
+    assert together is not None  # the same labels, some under another name
+    shown = {table.name: table.rows for table in together.tables}
+    return replace(section, tables=[
+        folded.table(table, partial(shown.__getitem__, table.name))
+        if table.name in BLOOM_PER_PERSON else table
+        for table in section.tables])
 
 
 # -- the whole report ------------------------------------------------------------------------------
@@ -529,7 +566,7 @@ def _report(project: Project, options: ReportOptions, task: Task, store: ScoreSt
     if rater is not None and rater not in data.raters():
         raise ValueError(f"no grades by {rater!r} in this report; choose one of "
                          f"{', '.join(data.raters()) or '(none: nobody has scored anything)'}")
-    steps = _steps(project, readings or Readings(), data, options, rater)
+    steps, foldings = _steps(project, readings or Readings(), data, options, rater)
     sections: list[Section] = []
     made: list[tuple[_Step, int]] = []
     for done, step in enumerate(steps):
@@ -549,7 +586,8 @@ def _report(project: Project, options: ReportOptions, task: Task, store: ScoreSt
                      "the value more than half of the graders gave; criteria without a decision "
                      "or a majority (a tie) are left out",
         "consensus_values": data.consensus_values(), "consensus_adjudicated": data.adjudicated,
-        "n/a": NA_NOTE}
+        "n/a": NA_NOTE, "min_grades": options.min_grades,
+        "folded": {f"{found.person}s": list(found.folded) for found in foldings if found.folded}}
     report = Report(f"physgrade report: {project.path.name}", settings, sections)
     return Draft(report, tuple(made))
 
@@ -565,28 +603,37 @@ READ_FROM: dict[Callable[[Project], object], tuple[Kind, ...]] = {
 
 
 def _steps(project: Project, readings: Readings, data: ScoreData, options: ReportOptions,
-           rater: str | None) -> list[_Step]:
-    """The report's steps; the sections about reviews and Bloom labels only when the project
-    has some."""
+           rater: str | None) -> tuple[list[_Step], list[Folding]]:
+    """The report's steps, and who of the people each kind of table folds (graders, then
+    reviewers and labellers where there are some); the sections about reviews and Bloom labels
+    only when the project has some."""
 
     def read(what: Callable[[Project], T]) -> T:
         return readings.get(project, what, READ_FROM[what])
 
+    graders = folding.graders(data, options.min_grades)
+    compared = folding.with_others(data, graders)
+    foldings = [graders]
     steps = [
         _Step("comparing criteria", lambda _n, complete, task: criterion_section(
-            data, options, task, complete), bootstraps=True),
-        _Step("comparing totals", lambda _n, _c, _t: total_section(data)),
-        _Step("comparing final answers", lambda _n, _c, _t: final_answer_section(data)),
+            compared, options, task, complete, graders), bootstraps=True),
+        _Step("comparing totals", lambda _n, _c, _t: total_section(compared, graders)),
+        _Step("comparing final answers", lambda _n, _c, _t: final_answer_section(
+            compared, graders)),
         _Step("comparing graders", lambda _n, complete, _t: experts_section(
-            data, options, complete), bootstraps=True)]
+            compared, options, complete, graders), bootstraps=True)]
     reviews = read(audit.read_reviews)
     if audit.has_reviews(reviews):
+        reviewers = folding.reviewers(reviews, options.filter, options.min_grades)
+        foldings.append(reviewers)
         steps.append(_Step("summarising the judge audit", lambda _n, _c, _t:
-                           judge_audit_section(reviews, options)))
+                           judge_audit_section(reviews, options, reviewers)))
     labels = read(bloom.read_labels)
     if bloom.has_labels(labels):
+        labellers = folding.labellers(labels, options.filter, options.min_grades)
+        foldings.append(labellers)
         steps.append(_Step("summarising Bloom labels", lambda number, _c, _t:
-                           bloom_labels_section(labels, options, number)))
+                           bloom_labels_section(labels, options, number, labellers)))
     estimation_samples = read(samples.read_samples)
     versions = read(judge_cards.read_versions)
     steps += [_Step("correcting judge scores by expert grades", lambda number, _c, task:
@@ -597,4 +644,4 @@ def _steps(project: Project, readings: Readings, data: ScoreData, options: Repor
         # The study's analyses stay last (the app's Reports page says so).
         steps.append(_Step("computing the study's analyses", lambda number, _c, _t:
                            analyses_section(score_tables.sheet(data, rater), rater, number)))
-    return steps
+    return steps, foldings

@@ -35,8 +35,7 @@ from physgrade.report.options import language_model_judges, rater_label
 from physgrade.rubric import GRADED_RUBRICS, Rubric
 from physgrade.score_tables import ScoreData
 from physgrade.scores import LLM, is_kind
-from physgrade.stats.agreement import percent_agreement
-from physgrade.stats.describe import mean, mean_difference, t95
+from physgrade.stats.describe import clustered_proportion, mean_difference, proportion, t95
 from physgrade.stats.estimate import Estimate
 from physgrade.stats.paired import bias, spearman
 from physgrade.tasks import Task
@@ -53,9 +52,10 @@ CARD_VERDICTS: dict[str, str] = {
     REVIEW: "do not rely on it until more expert grades, or a better prompt, show otherwise"}
 
 #: Fewer responses graded by both than this leave every interval too wide to vouch for a
-#: judge: at 30, even a judge that agrees on every final answer cannot show its agreement is
-#: surely above 90% by a Wilson interval, and a mean difference is known only to about ±0.36
-#: standard deviations.
+#: judge: a mean difference is known only to about ±0.36 standard deviations at 30. Even at 30
+#: a judge that agrees on every final answer cannot show its agreement is surely above 90%
+#: (Wilson's lower end is 88.6%): it takes 35 of 35 to clear the caution line, 38 of 38 to
+#: clear it by a margin (90.8%).
 MIN_GRADED_BY_BOTH = 30
 #: The lower end of the final-answer agreement's interval below which the judge needs review,
 #: and below which it calls for caution. The share of final answers correct is a study's
@@ -160,7 +160,7 @@ class Agreement:
     #: a bare scores import leaves them)
     first_assessed: str | None
     graded_by_both: int    # responses both assessed completely
-    final_answer: Estimate
+    final_answer: Estimate  # share of final answers both called right or both wrong, Wilson
     exact: Estimate        # share of criteria given the same value, averaged over responses
     leniency: Estimate     # score share, judge − reference
     #: the refinement that made this version (None: not made by one)
@@ -294,8 +294,8 @@ def agreement(data: ScoreData, judge: str, reference: str, version: str,
     answers = pd.concat({"reference": score_tables.final_correct(data, reference),
                          "judge": score_tables.final_correct(data, judge)}, axis=1,
                         join="inner")
-    final = (percent_agreement(answers.to_numpy(float)) if len(answers) else
-             Estimate.unavailable(0, "no final answer scored by both"))
+    final = (proportion(int((answers["reference"] == answers["judge"]).sum()), len(answers))
+             if len(answers) else Estimate.unavailable(0, "no final answer scored by both"))
     both = build.paired(data, judge, reference, "score_pct")
     made_by = next((r for r in reversed(history) if r.after == judge), None)
     latest = next((r for r in reversed(history) if judge in (r.before, r.after)), None)
@@ -321,14 +321,16 @@ def same_values(data: ScoreData, judge: str, reference: str) -> pd.Series:
 
 def exact_agreement(pooled: pd.Series, responses: Collection[str] | None = None) -> Estimate:
     """The share of criteria on which both gave the same value (``pooled``: :func:`same_values`),
-    averaged over responses (only ``responses``, when given): each response counts once, so
-    the interval allows for the criteria of one response going together."""
+    averaged over responses (only ``responses``, when given): each response counts once, and
+    the Wilson interval allows for the criteria of one response going together
+    (:func:`~physgrade.stats.describe.clustered_proportion`)."""
     if responses is not None:
         pooled = pooled[pooled.index.isin(list(responses))]
     if pooled.empty:
         return Estimate.unavailable(0, "no criterion scored by both" + (
             "" if responses is None else " on these responses"))
-    return mean(pooled.groupby(level=0).mean().to_numpy(float), bounds=(0, 1))
+    by_response = pooled.groupby(level=0).agg(["sum", "size"])
+    return clustered_proportion(by_response["sum"], by_response["size"])
 
 
 # -- the rules -------------------------------------------------------------------------------------
@@ -359,7 +361,10 @@ def _final_answers(final: Estimate, reference: str) -> Finding:
     if final.value is None:
         return Finding(check, final, REVIEW, f"No final answer scored by both it and "
                        f"{reference}.")
-    low = final.ci95[0] if final.ci95 else final.value
+    if final.ci95 is None:  # a value alone cannot vouch for its own lower end
+        return Finding(check, final, REVIEW, f"Final-answer agreement with {reference} has no "
+                       f"interval ({final.reason}).")
+    low = final.ci95[0]
     said = f"Agrees with {reference} on {final.value:.0%} of final answers (n = {final.n:,})"
     if low < FINAL_AGREEMENT_CAUTION:
         verdict = REVIEW if low < FINAL_AGREEMENT_REVIEW else CAUTION

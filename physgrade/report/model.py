@@ -7,7 +7,7 @@ page shows it; none of them needs to know how the numbers were computed.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Union
 
 from physgrade.stats.estimate import Estimate
@@ -25,6 +25,10 @@ class Table:
 
     Numbers and estimates in the columns named in ``percent`` are shares (0..1) that readers
     see as percentages; the stored numbers stay shares in every export.
+
+    ``folded`` is the table readers see (on screen and in HTML) where it differs: people with
+    few grades folded into one row (:mod:`physgrade.report.folding`); ``rows`` keep everyone's
+    own row, for the CSV and JSON exports.
     """
 
     name: str
@@ -33,6 +37,11 @@ class Table:
     rows: list[tuple[Cell, ...]]
     note: str = ""
     percent: frozenset[str] = frozenset()
+    folded: Table | None = None
+
+    def shown(self) -> Table:
+        """The table as readers see it."""
+        return self.folded or self
 
     def numeric(self, column: int) -> bool:
         """Whether a column holds numbers only (readers see it right-aligned)."""
@@ -111,6 +120,10 @@ class Section:
     @property
     def tab(self) -> str:
         return self.short or self.title
+
+    def shown(self) -> Section:
+        """The section as readers see it: its tables' folded rows (see :meth:`Table.shown`)."""
+        return replace(self, tables=[table.shown() for table in self.tables])
 
     def figures_after(self, table: Table | None) -> list[Figure]:
         """The figures drawn from ``table``; None gives those that belong to no table."""

@@ -27,6 +27,12 @@ QUESTION_FACETS = {facet: name for facet, name in RESPONSE_FACETS.items() if fac
 #: Each facet's column in SQL over responses ``r`` joined with their questions ``q``.
 FACET_COLUMNS = {facet: f"{'q' if facet in QUESTION_FACETS else 'r'}.{name}"
                  for facet, name in RESPONSE_FACETS.items()}
+#: A person with fewer grades than this in a report is folded into one "others" row of its
+#: tables and left out of its per-rater figures (:mod:`physgrade.report.folding`). Ten: below
+#: it an agreement or a share rests on so few responses that its 95% interval spans most of
+#: the scale (with 9 responses all agreeing, Wilson's interval still reaches down to 70%), so
+#: a row of its own reads as a finding it is not.
+MIN_GRADES = 10
 #: What a report may be narrowed to. Empty sets mean "all".
 FILTER_FIELDS = {"models": "model", "topics": "topic", "kinds": "kind",
                  "bloom": "Bloom level", "judges": "judge", "graders": "grader"}
@@ -103,7 +109,9 @@ def language_model_judges(data: ScoreData) -> list[str]:
 class ReportOptions:
     """What to report on. ``rater`` is whose grades the study's analyses (the last section) use: a
     judge label, a grader, or :data:`HUMAN_CONSENSUS`; None picks the consensus if people have
-    graded, else the first judge. ``sample`` names an estimation sample (see below)."""
+    graded, else the first judge. ``sample`` names an estimation sample (see below).
+    ``min_grades``: people with fewer grades are folded into one row (see :data:`MIN_GRADES`;
+    0 or 1 folds nobody)."""
 
     filter: ReportFilter = field(default_factory=ReportFilter)
     rater: str | None = None
@@ -112,6 +120,7 @@ class ReportOptions:
     #: The estimation sample whose expert grades correct the judges' scores (the section "Model
     #: scores corrected by expert grades"); None takes the newest drawn at random.
     sample: str | None = None
+    min_grades: int = MIN_GRADES
 
 
 @dataclass(frozen=True, slots=True)

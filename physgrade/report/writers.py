@@ -1,5 +1,8 @@
 """A report on disk: one self-contained HTML file, a CSV file per table, every number in JSON.
 
+The HTML shows each table as readers see it (people with few grades folded into one row); the
+CSV and JSON files keep every rater's own row.
+
 The HTML opens offline with its plots embedded; it holds no script, and every text in it
 (model names, rater names, notes from imported files) is escaped.
 """
@@ -139,7 +142,8 @@ SETTING_LABELS = {"project": "Project", "created_at": "Created", "physgrade": "p
                   "graders": "Graders", "analyses_rater": "Study analyses by",
                   "bootstrap_resamples": "Bootstrap resamples", "seed": "Random seed",
                   "consensus": "Human consensus", "consensus_values": "Consensus values",
-                  "consensus_adjudicated": "Consensus values adjudicated", "n/a": "N/A"}
+                  "consensus_adjudicated": "Consensus values adjudicated", "n/a": "N/A",
+                  "min_grades": "Own rows from (grades)", "folded": "Folded into others"}
 
 
 def _html_cell(table: Table, row: int, column: int, numeric: bool) -> str:
@@ -190,7 +194,7 @@ def report_html(report: Report) -> str:
         if section.intro:
             parts.append(f"<p>{html.escape(section.intro)}</p>")
         for table in section.tables:
-            parts.append(_html_table(table))
+            parts.append(_html_table(table.shown()))
             parts.extend(_html_figure(figure) for figure in section.figures_after(table))
         parts.extend(_html_figure(figure) for figure in section.figures_after(None))
     parts.append("</body></html>\n")

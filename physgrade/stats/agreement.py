@@ -1,11 +1,17 @@
 """Agreement coefficients over a ratings matrix: one row per item, one column per rater, NaN = missing.
 
-Percent agreement, Fleiss' kappa and Gwet's AC1/AC2 are one implementation of Gwet's general
-framework (Gwet 2014, Handbook of Inter-Rater Reliability, 4th ed.; the R package irrCAC), because
-it is the one that allows any number of raters, missing ratings and weights, and gives every
-coefficient an analytic variance. Cohen's kappa is statsmodels', Krippendorff's alpha the
-krippendorff package's; alpha's confidence interval is a bootstrap over items, computed for all
-resamples at once so that a report of a hundred alphas on tens of thousands of items stays quick.
+Fleiss' kappa and Gwet's AC1/AC2 are one implementation of Gwet's general framework (Gwet 2014,
+Handbook of Inter-Rater Reliability, 4th ed.; the R package irrCAC), because it is the one that
+allows any number of raters, missing ratings and weights, and gives every coefficient an analytic
+variance. Cohen's kappa is statsmodels', Krippendorff's alpha the krippendorff package's; alpha's
+confidence interval is a bootstrap over items, computed for all resamples at once so that a
+report of a hundred alphas on tens of thousands of items stays quick. Percent agreement is a
+share, and gets a share's Wilson interval, which never shrinks to a point
+(:func:`~physgrade.stats.describe.clustered_proportion`).
+
+When every item agrees, the coefficients' intervals have no width (their variance is 0, every
+bootstrap resample gives the same value), which would read as certainty: they are reported with
+their value and n but no interval, and the reason :data:`~physgrade.stats.estimate.ALL_AGREE`.
 
 ``categories`` are the possible values of the scale, ascending (e.g. (0, 1, 2) for a criterion
 scored 0-2); None means the values observed. They matter for chance agreement and for weights.
@@ -20,8 +26,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from statsmodels.stats import inter_rater
 
-from physgrade.stats.estimate import Estimate
-from physgrade.stats.describe import t95
+from physgrade.stats.describe import clustered_proportion, t95
+from physgrade.stats.estimate import ALL_AGREE, Estimate
 from physgrade.stats.paired import Z95, confusion_matrix
 
 Scale = Literal["nominal", "ordinal", "interval", "ratio"]
@@ -36,8 +42,17 @@ TOO_FEW_FOR_CI = "a confidence interval needs at least 2 items"
 
 
 def percent_agreement(ratings: ArrayLike, categories: ArrayLike | None = None) -> Estimate:
-    """Share of agreeing pairs of ratings on an item, averaged over items rated at least twice."""
-    return _gwet_framework(ratings, categories, None, "none")
+    """Share of agreeing pairs of ratings on an item, averaged over items rated at least twice,
+    with the Wilson interval of a share clustered in items (the rating pairs of one item go
+    together), not Gwet's analytic one, which has no width when every item agrees."""
+    data = _matrix(ratings)
+    counts = _counts(data, _scale(data, categories))
+    counts = counts[counts.sum(1) >= 2]  # only items rated twice hold pairs
+    if not len(counts):
+        return Estimate.unavailable(0, NO_PAIRS)
+    ratings_per_item = counts.sum(1)
+    return clustered_proportion((counts * (counts - 1)).sum(1) // 2,
+                                ratings_per_item * (ratings_per_item - 1) // 2)
 
 
 def cohen_kappa(ratings: ArrayLike, weights: str | None = None,
@@ -61,6 +76,8 @@ def cohen_kappa(ratings: ArrayLike, weights: str | None = None,
         result = inter_rater.cohens_kappa(table, weights=values if weights else None, wt=weights)
     if n < 2:
         return Estimate(result.kappa, None, n, TOO_FEW_FOR_CI)
+    if _every_item_agrees(pairs):
+        return Estimate(result.kappa, None, n, ALL_AGREE)
     half = Z95 * np.sqrt(max(result.var_kappa, 0.0))
     return Estimate(result.kappa, _clipped(result.kappa, half), n)
 
@@ -104,6 +121,8 @@ def krippendorff_alpha(ratings: ArrayLike, level: str = "nominal", categories: A
     value = krippendorff.alpha(reliability_data=data.T, value_domain=values, level_of_measurement=level)
     if n < 2:
         return Estimate(value, None, n, TOO_FEW_FOR_CI)
+    if _every_item_agrees(data):
+        return Estimate(value, None, n, ALL_AGREE)
     if resamples < 1:
         return Estimate(value, None, n, NO_RESAMPLES)
     # Items with the same ratings profile are interchangeable, so a resample is just how many
@@ -197,11 +216,12 @@ def _gwet_framework(ratings: ArrayLike, categories: ArrayLike | None, weights: s
     coefficient, per_item, n_pairable = parts
     if n_pairable < 2:
         return Estimate(coefficient, None, n_pairable, TOO_FEW_FOR_CI)
+    if _every_item_agrees(_matrix(ratings)):
+        return Estimate(coefficient, None, n_pairable, ALL_AGREE)
     n = len(per_item)
     se = np.sqrt(((per_item - coefficient) ** 2).sum() / (n * (n - 1)))
     half = t95(n - 1) * se
-    return Estimate(coefficient, _clipped(coefficient, half, 0.0 if chance == "none" else -1.0),
-                    n_pairable)
+    return Estimate(coefficient, _clipped(coefficient, half), n_pairable)
 
 
 def ac2_difference(first: ArrayLike, second: ArrayLike, weights: str = "linear",
@@ -226,6 +246,8 @@ def ac2_difference(first: ArrayLike, second: ArrayLike, weights: str = "linear",
     difference = c_b - c_a
     if n < 2:
         return Estimate(difference, None, n, TOO_FEW_FOR_CI)
+    if _every_item_agrees(a) and _every_item_agrees(b):
+        return Estimate(difference, None, n, ALL_AGREE)
     se = np.sqrt((((l_b - l_a) - difference) ** 2).sum() / (n * (n - 1)))
     half = t95(n - 1) * se
     return Estimate(difference, (max(difference - half, -2.0), min(difference + half, 2.0)), n)
@@ -237,9 +259,8 @@ def _linearised(ratings: ArrayLike, categories: ArrayLike | None, weights: str |
     items were rated at least twice; or why the coefficient is undefined.
 
     p_a averages, over items rated at least twice, the weighted share of agreeing rating pairs;
-    p_e is 0 (percent agreement), sum_kl w_kl pi_k pi_l (Fleiss) or T_w / (q (q - 1)) *
-    sum_k pi_k (1 - pi_k) (Gwet), pi_k being the mean over rated items of the share of their
-    ratings in category k.
+    p_e is sum_kl w_kl pi_k pi_l (Fleiss) or T_w / (q (q - 1)) * sum_k pi_k (1 - pi_k) (Gwet),
+    pi_k being the mean over rated items of the share of their ratings in category k.
     """
     data = _matrix(ratings)
     values = _scale(data, categories)
@@ -258,9 +279,7 @@ def _linearised(ratings: ArrayLike, categories: ArrayLike | None, weights: str |
     pa_item = np.where(pairable, agreeing / np.maximum(per_item * (per_item - 1), 1), 0.0)
     pa = pa_item.sum() / n_pairable
     pi = (counts / per_item[:, None]).mean(0)
-    if chance == "none":
-        pe, pe_item = 0.0, np.zeros(len(counts))
-    elif chance == "fleiss":
+    if chance == "fleiss":
         pe, pe_item = pi @ w @ pi, counts @ ((w + w.T) @ pi / 2) / per_item
     else:
         factor = w.sum() / (q * (q - 1))
@@ -272,6 +291,13 @@ def _linearised(ratings: ArrayLike, categories: ArrayLike | None, weights: str |
     linearised = ((n / n_pairable) * (pa_item - pe * pairable) / (1 - pe)
                   - 2 * (1 - coefficient) * (pe_item - pe) / (1 - pe))
     return float(coefficient), linearised, n_pairable
+
+
+def _every_item_agrees(data: np.ndarray) -> bool:
+    """Whether every item rated at least twice got one rating from all its raters (and some item
+    was): the one rule by which every coefficient here reports :data:`ALL_AGREE`."""
+    rated = data[(~np.isnan(data)).sum(1) >= 2]
+    return bool(len(rated)) and bool((np.nanmax(rated, 1) == np.nanmin(rated, 1)).all())
 
 
 def _weights(values: np.ndarray, kind: str | None) -> np.ndarray:
@@ -317,6 +343,6 @@ def _counts(data: np.ndarray, values: np.ndarray) -> np.ndarray:
     return np.bincount(cells, minlength=len(data) * len(values)).reshape(len(data), len(values))
 
 
-def _clipped(centre: float, half: float, lowest: float = -1.0) -> tuple[float, float]:
-    """The interval centre ± half, cut to the coefficient's range (a share cannot go below 0)."""
-    return max(centre - half, lowest), min(centre + half, 1.0)
+def _clipped(centre: float, half: float) -> tuple[float, float]:
+    """The interval centre ± half, cut to the coefficient's range, -1..1."""
+    return max(centre - half, -1.0), min(centre + half, 1.0)

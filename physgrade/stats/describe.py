@@ -4,6 +4,10 @@ Reports show every share and mean with its n and interval, so that a 100% on thr
 does not read like a 100% on three thousand. Input too thin for an interval gives an
 :class:`Estimate` that says why, never a 0 or a NaN that could pass for a result.
 
+A share never gets a t interval: a share of 0/1 outcomes gets Wilson's (:func:`proportion`),
+which keeps a width at 0% and 100% where a t interval collapses to a point, and a share averaged
+over clusters of outcomes gets Wilson's at an effective sample size (:func:`clustered_proportion`).
+
 The t intervals take optional ``bounds``, the range the true value cannot leave (0..1 for a
 mean share): an interval is cut to it, which keeps its coverage and spares readers a 130% score.
 """
@@ -26,6 +30,9 @@ Z95 = float(stats.norm.ppf(0.5 + LEVEL / 2))
 
 Bounds = tuple[float, float] | None
 
+#: Why a share of nothing has no value.
+NO_CASES = "no cases"
+
 
 @lru_cache(maxsize=None)
 def t95(df: float) -> float:
@@ -40,9 +47,50 @@ def proportion(successes: int, n: int) -> Estimate:
     if not 0 <= successes <= n:
         raise ValueError(f"a share needs 0 <= successes <= n, not {successes} of {n}")
     if n == 0:
-        return Estimate.unavailable(0, "no cases")
+        return Estimate.unavailable(0, NO_CASES)
+    return Estimate(successes / n, _wilson(successes, n), n)
+
+
+def clustered_proportion(successes: ArrayLike, units: ArrayLike) -> Estimate:
+    """The share of units that succeed in each cluster, averaged over the clusters (each counts
+    once), with a Wilson interval that allows for the units of a cluster going together: the
+    criteria of one response, the rating pairs of one item. ``successes[i]`` of ``units[i]``
+    succeed in cluster i; n counts the clusters.
+
+    Units of one cluster tell less than as many independent units (Kish's design effect), so
+    the interval is Wilson's at an effective sample size, after Korn and Graubard (1998) for
+    clustered survey proportions: n_eff = p (1 - p) / v, where v is the variance of the mean of the
+    clusters' shares (divisor: the number of clusters, so that clusters of one 0/1 outcome give
+    plain Wilson on the clusters), kept between the number of clusters and of units. At 0% or
+    100% there is no spread to measure, and n_eff is the number of clusters, the cautious end;
+    clusters that all have the same share in between count as independent units."""
+    hits, sizes = np.asarray(successes, dtype=float), np.asarray(units, dtype=float)
+    if hits.ndim != 1 or hits.shape != sizes.shape:
+        raise ValueError(f"a clustered share needs successes and units per cluster, got shapes "
+                         f"{hits.shape} and {sizes.shape}")
+    if ((sizes < 1) | (hits < 0) | (hits > sizes)).any():
+        raise ValueError("each cluster needs 0 <= successes <= units and at least one unit")
+    clusters = len(sizes)
+    if clusters == 0:
+        return Estimate.unavailable(0, NO_CASES)
+    shares = hits / sizes
+    share = float(shares.mean())
+    spread = float(shares.var()) / clusters
+    total = float(sizes.sum())
+    if share * (1 - share) == 0:
+        effective = float(clusters)
+    elif spread == 0:
+        effective = total
+    else:
+        effective = min(max(share * (1 - share) / spread, clusters), total)
+    return Estimate(share, _wilson(share * effective, effective), clusters)
+
+
+def _wilson(successes: float, n: float) -> tuple[float, float]:
+    """Wilson's interval of ``successes`` out of ``n`` (both may be fractional, as an
+    effective sample size is)."""
     low, high = proportion_confint(successes, n, alpha=1 - LEVEL, method="wilson")
-    return Estimate(successes / n, (float(low), float(high)), n)
+    return float(low), float(high)
 
 
 def mean(values: ArrayLike, bounds: Bounds = None) -> Estimate:

@@ -5,6 +5,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+#: Why an agreement coefficient of items that all agree has no interval (its analytic variance or
+#: bootstrap is then 0); :meth:`Estimate.text` marks it with its n.
+ALL_AGREE = "every item agrees, so the formula gives an interval of no width, which is not certainty"
+
 
 @dataclass(frozen=True, slots=True)
 class Estimate:
@@ -50,14 +54,18 @@ class Estimate:
                 "reason": self.reason}
 
     def text(self, digits: int = 3, percent: bool = False) -> str:
-        """``0.743 [0.612, 0.874]``, ``84.7% [80.1, 88.6]``, ``n/a (only one category)``, or
-        ``1.000 (no interval)`` for a value whose interval could not be computed (the reason
-        why is in :attr:`reason`: tables show it on demand, not in the column)."""
+        """``0.743 [0.612, 0.874]``, ``84.7% [80.1, 88.6]``, ``n/a (only one category)``,
+        ``1.000 (all agree, n = 5)`` for a coefficient of items that all agree (:data:`ALL_AGREE`:
+        its n is what a reader needs to weigh it), or ``1.000 (no interval)`` for another value
+        whose interval could not be computed (the reason why is in :attr:`reason`: tables show
+        it on demand, not in the column)."""
         if self.value is None:
             return f"n/a ({self.reason})"
         scale, unit = (100.0, "%") if percent else (1.0, "")
         places = max(digits - 2, 0) if percent else digits  # 0.847 and 84.7% say as much
         shown = f"{self.value * scale:.{places}f}{unit}"
+        if self.reason == ALL_AGREE:
+            return f"{shown} (all agree, n = {self.n:,})"
         if self.ci95 is None:
             return f"{shown} (no interval)" if self.reason else shown
         low, high = (f"{bound * scale:.{places}f}" for bound in self.ci95)

@@ -240,7 +240,7 @@ def _rubric_title(rubric: str) -> str:
 def reviewer_agreement(reviews: Reviews, report_filter: ReportFilter = ReportFilter()
                        ) -> list[ReviewerAgreement]:
     """Every pair of reviewers, per judge and criterion, on the verdicts both reviewed: exact
-    agreement (with Gwet's analytic interval) and Gwet's AC2 with linear weights over 0, 1, 2.
+    agreement (with its Wilson interval) and Gwet's AC2 with linear weights over 0, 1, 2.
     Combinations nobody reviewed twice are left out."""
     values: dict[tuple[str, str, str], dict[str, dict[str, int]]] = defaultdict(
         lambda: defaultdict(dict))
