@@ -16,7 +16,7 @@ from physgrade.cli import main
 from physgrade.importer import import_file
 from physgrade.project import Project
 from physgrade.report.build import build_report, draft_report, finish_section
-from physgrade.report.model import Report, Table
+from physgrade.report.model import Report, Table, cell_parts
 from physgrade.report.writers import write_report
 from physgrade.report.options import HUMAN_CONSENSUS, ReportFilter, ReportOptions, report_choices
 from physgrade.stats.describe import proportion
@@ -212,6 +212,28 @@ def test_written_files_hold_every_table(report: Report, tmp_path: Path) -> None:
     assert page.count("<img ") == len(report.figures()) > 0
     assert page.count("src='data:image/png;base64,") == len(report.figures())
     assert not re.search(r"<script|src=['\"]?(https?|file):", page, re.I)
+
+
+def test_a_cell_wraps_only_between_whole_words() -> None:
+    def whole(text: str) -> list[str]:
+        return [part for part, kept in cell_parts(text) if kept]
+
+    assert whole("0.879 [0.647, 1.000]") == ["[0.647, 1.000]"]
+    assert whole("1.000 (all agree, n = 57)") == ["n = 57)"]
+    assert whole("arbiter-large [prefs-v1]; MOD (P-REFS)") == [
+        "arbiter-large", "[prefs-v1]", "(P-REFS)"]
+    for text in ("0.879 [0.647, 1.000]", "a  b\n[c, d]; e-f", "", "[unclosed, x"):
+        assert "".join(part for part, _ in cell_parts(text)) == text  # nothing lost or added
+
+
+def test_html_tables_wrap_between_whole_words(report: Report, tmp_path: Path) -> None:
+    page = write_report(report, tmp_path, ["html"])[0].read_text(encoding="utf-8")
+    first = table(report, "criterion_agreement").rows[0]
+    interval = first[4].text(percent=True).partition(" ")[2]
+    assert f"<span class=whole>{interval}</span>" in page  # kept under its value, whole
+    name, version = first[0].split(" ")  # "arbiter-large [prefs-v1]": never "arbiter-"
+    assert f"<span class=whole>{name}</span> <span class=whole>{version}</span>" in page
+    assert "white-space: nowrap" not in page.split(".whole")[0]  # cells themselves wrap
 
 
 def test_html_escapes_names_from_imported_files(loaded: Project, tmp_path: Path) -> None:

@@ -1,18 +1,27 @@
-"""The report's tables on a 1280×800 screen: no section scrolls sideways, every column is in
-view, and a long text wraps onto lines of its own rather than being cut."""
+"""The report's tables on a 1280×800 screen, on the Reports page and in report.html: no section
+scrolls sideways, every column is in view, and a long text wraps onto lines of its own rather
+than being cut."""
 
 from __future__ import annotations
 
+import json
 from functools import partial
 
 import pytest
 
 pytest.importorskip("pytestqt")
 
-from PySide6.QtCore import QRect, Qt  # noqa: E402
+from PySide6.QtCore import QRect, Qt, QUrl  # noqa: E402
+from PySide6.QtWebEngineCore import QWebEnginePage, QWebEngineProfile, QWebEngineScript  # noqa: E402
+from PySide6.QtWebEngineWidgets import QWebEngineView  # noqa: E402
 from PySide6.QtWidgets import QScrollArea  # noqa: E402
 
 from conftest import grading_window  # noqa: E402
+from physgrade.project import Project  # noqa: E402
+from physgrade.report.build import build_report  # noqa: E402
+from physgrade.report.options import ReportOptions  # noqa: E402
+from physgrade.report.writers import write_report  # noqa: E402
+from physgrade_ui import reading_view  # noqa: E402, F401 (Chromium's flags: no sandbox as root)
 from physgrade_ui.reports import ReportTable  # noqa: E402
 from test_reports_page import shown_report  # noqa: E402
 
@@ -54,3 +63,30 @@ def test_every_table_fits_the_smallest_screen_and_wraps_its_text(qtbot, demo):
     criteria = page.tables["criterion_agreement"]
     assert [criteria.horizontalHeaderItem(c).text().replace("\n", " ")
             for c in range(criteria.columnCount())] == list(criteria.titles)
+
+
+#: Whether the page, or any of its tables, is wider than the window (it would scroll sideways).
+WIDER_THAN_WINDOW = """JSON.stringify([document.documentElement.scrollWidth >
+  document.documentElement.clientWidth].concat([...document.querySelectorAll("table")].map(
+  (table) => table.getBoundingClientRect().right > document.documentElement.clientWidth)))"""
+
+
+def test_the_html_report_fits_a_1280_window(qtbot, demo, tmp_path):
+    """The written report.html, opened in a 1280 px browser window, wraps its tables rather
+    than scrolling them sideways."""
+    with Project.open(demo) as project:
+        report = build_report(project, ReportOptions(resamples=20))
+    page_file = write_report(report, tmp_path, ["html"])[0]
+    view = QWebEngineView()
+    qtbot.addWidget(view)
+    view.setPage(QWebEnginePage(QWebEngineProfile(view), view))  # its own: files allowed
+    view.resize(1280, 800)
+    view.show()
+    with qtbot.waitSignal(view.loadFinished, timeout=30_000):
+        view.load(QUrl.fromLocalFile(str(page_file)))
+    found: list[str] = []
+    view.page().runJavaScript(WIDER_THAN_WINDOW, QWebEngineScript.ScriptWorldId.ApplicationWorld,
+                              found.append)
+    qtbot.waitUntil(lambda: bool(found), timeout=10_000)
+    wider = json.loads(found[0])
+    assert len(wider) > 20 and not any(wider)

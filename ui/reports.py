@@ -29,7 +29,8 @@ from PySide6.QtWidgets import (QApplication, QCheckBox, QComboBox, QDialog, QFil
 from physgrade.changes import Changes, Kind
 from physgrade.estimation.sample import samples
 from physgrade.project import Project
-from physgrade.report.model import PENDING, Cell, Figure, Report, Section, Table, cell_text
+from physgrade.report.model import (PENDING, Cell, Figure, Report, Section, Table, cell_parts,
+                                    cell_text)
 from physgrade.report.writers import write_report
 from physgrade.report.options import MIN_GRADES, ReportFilter, ReportOptions, report_choices
 from physgrade.score_cache import ScoreCache
@@ -255,11 +256,10 @@ class ReportTable(SmallTable):
 
 
 def _wrapping_only_between_words(text: str) -> str:
-    """A cell's text as it may wrap: only at its spaces, with an interval (``0.74 [0.61,
-    0.87]``) kept whole below its value, and neither "n = 57" nor "P-REFS" broken."""
-    value, bracket, interval = (text.replace("-", NO_BREAK_HYPHEN)
-                                .replace(" = ", f"{NO_BREAK}={NO_BREAK}").partition(" ["))
-    return f"{value}{bracket}{interval.replace(' ', NO_BREAK)}"
+    """A cell's text as it may wrap: not inside its
+    :func:`~physgrade.report.model.cell_parts` that must stay whole."""
+    return "".join(part.replace(" ", NO_BREAK).replace("-", NO_BREAK_HYPHEN) if whole else part
+                   for part, whole in cell_parts(text))
 
 
 class FigureView(QWidget):

@@ -6,6 +6,7 @@ page shows it; none of them needs to know how the numbers were computed.
 
 from __future__ import annotations
 
+import re
 import threading
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Union
@@ -70,6 +71,23 @@ def cell_text(cell: Cell, percent: bool = False) -> str:
     if isinstance(cell, float):
         return f"{cell:.1%}" if percent else f"{cell:.3f}"
     return cell
+
+
+#: What a narrow column may not break: an interval, "n = 57", a hyphenated word ("P-REFS").
+_UNBROKEN = re.compile(r"\[[^\]\n]*\]|\S+ = \S+|\S*-\S*")
+
+
+def cell_parts(text: str) -> list[tuple[str, bool]]:
+    """A cell's text in order, as (part, whether it must stay on one line), so that a value
+    goes above its interval and a name or a count stays whole where a column wraps (the app
+    and the HTML report wrap alike)."""
+    parts: list[tuple[str, bool]] = []
+    end = 0
+    for found in _UNBROKEN.finditer(text):
+        parts += [(text[end:found.start()], False)] if found.start() > end else []
+        parts.append((found.group(), True))
+        end = found.end()
+    return parts + ([(text[end:], False)] if end < len(text) else [])
 
 
 #: Figures are drawn one at a time: matplotlib's state is not shared safely between threads.

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from physgrade.files import write_whole
-from physgrade.report.model import Figure, Report, Table
+from physgrade.report.model import Figure, Report, Table, cell_parts
 from physgrade.stats.estimate import Estimate
 from physgrade.tasks import Task
 
@@ -33,7 +33,8 @@ h3 { font-size: 15px; margin: 24px 0 6px; }
 .muted, .note, caption { color: #5f6873; } .note { font-size: 12px; margin: 4px 0 0; }
 table { border-collapse: collapse; font-size: 12.5px; margin: 6px 0; }
 th, td { padding: 4px 10px; border-bottom: 1px solid #e4e7eb; text-align: left;
-         white-space: nowrap; }
+         vertical-align: top; }
+.whole { white-space: nowrap; }
 th { background: #f4f5f7; color: #5f6873; font-weight: 600; }
 td.number, th.number { text-align: right; font-variant-numeric: tabular-nums; }
 tr:nth-child(even) td { background: #fafbfc; }
@@ -154,7 +155,14 @@ def _html_cell(table: Table, row: int, column: int, numeric: bool) -> str:
     why = cell.reason if isinstance(cell, Estimate) and cell.reason else ""
     attributes = (f" class={kind}" if kind else "") + (
         f" title='{html.escape(why, quote=True)}'" if why else "")
-    return f"<td{attributes}>{html.escape(table.text(row, column))}</td>"
+    return f"<td{attributes}>{_wrapping(table.text(row, column))}</td>"
+
+
+def _wrapping(text: str) -> str:
+    """``text`` escaped, its :func:`~physgrade.report.model.cell_parts` that must stay whole
+    marked so (a narrow window wraps a table rather than scrolling it sideways)."""
+    return "".join(f"<span class=whole>{html.escape(part)}</span>" if whole
+                   else html.escape(part) for part, whole in cell_parts(text))
 
 
 def _html_figure(figure: Figure) -> str:
