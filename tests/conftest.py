@@ -116,6 +116,21 @@ def loaded(project: Project, tmp_path: Path) -> Project:
     return project
 
 
+@pytest.fixture(autouse=True, scope="session")
+def keyring_of_the_tests(tmp_path_factory):
+    """Every test's keyring is a file under the tests' own folder: a key the app remembers
+    (the Run judge dialog's box) never reaches the user's keyring, and none of theirs is read."""
+    import keyring
+    from keyrings.alt.file import PlaintextKeyring
+
+    backend = PlaintextKeyring()
+    backend.file_path = str(tmp_path_factory.mktemp("keyring") / "keyring_pass.cfg")
+    before = keyring.get_keyring()
+    keyring.set_keyring(backend)
+    yield backend
+    keyring.set_keyring(before)
+
+
 @pytest.fixture
 def app_settings(qapp, tmp_path: Path) -> Path:
     """Keep the app's settings (recent projects, the grader's name) out of the user's own."""

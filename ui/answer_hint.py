@@ -22,7 +22,7 @@ from functools import partial
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
 
-from physgrade.answers.outcome import Check, Outcome
+from physgrade.answers.outcome import Check, Outcome, Settings
 from physgrade.answers.sandbox import Checker, Request
 from physgrade.answers.verify import request_for, stored
 from physgrade.grading import GradingItem
@@ -144,6 +144,8 @@ class AnswerHints(QObject):
         self.ops = ops
         self.view = AnswerHint()
         self.checker: Checker | None = None  # made on the worker thread at first use
+        #: the rules' settings, as the preference has them (the checks known were made under them)
+        self.settings = Settings()
         self.worker: Worker | None = None  # the check under way (a read the operations run)
         self.checks: dict[str, Check] = {}  # live checks of this project session, by response
         self._session = 0  # a new project (or a re-read one) starts a new session
@@ -159,6 +161,7 @@ class AnswerHints(QObject):
         grader has not scored shows only that the hint is hidden, and starts no check (nor shows
         one that comes back meanwhile); the page calls this again after every score.
         """
+        self._follow_preference()
         key = (self._session, item.response_id)
         self._current = key
         gold = item.question.answer
@@ -170,7 +173,7 @@ class AnswerHints(QObject):
             self._current = self._next = None  # a check under way keeps its result for later
             self.view.show_hidden()
             return
-        found = stored(project, item.response_id)
+        found = stored(project, item.response_id, self.settings)
         if found is not None:
             self._present(found, gold, True)
         elif item.response_id in self.checks:
@@ -185,6 +188,15 @@ class AnswerHints(QObject):
                 self._next = None
             else:
                 self._next = (key, request)
+
+    def _follow_preference(self) -> None:
+        """A tolerance changed in the settings makes the checks known so far stale: a new
+        session, whose checks (and checker) use it."""
+        settings = Settings(rtol=preferences.ANSWER_TOLERANCE.get())
+        if settings != self.settings:
+            self.settings = settings
+            self._session += 1
+            self.checks.clear()
 
     def show_nothing(self) -> None:
         """No response on show: no hint, nor one that comes back for the response shown last."""
@@ -213,14 +225,18 @@ class AnswerHints(QObject):
 
     def _start(self, key: tuple[int, str], request: Request) -> None:
         self._running = key
-        self.worker = self.ops.read(partial(self._check, request),
+        self.worker = self.ops.read(partial(self._check, request, self.settings),
                                     partial(self._done, key, request), key=self,
                                     failed=partial(self._failed, key), needs_project=False)
 
-    def _check(self, request: Request, project: None, task: Task) -> Check:
-        """On the worker thread: the one checker is made here, never on the GUI thread."""
+    def _check(self, request: Request, settings: Settings, project: None, task: Task) -> Check:
+        """On the worker thread: the one checker is made here, never on the GUI thread (and
+        made again under new settings)."""
+        if self.checker is not None and self.checker.settings != settings:
+            self.checker.close()
+            self.checker = None
         if self.checker is None:
-            self.checker = Checker()
+            self.checker = Checker(settings)
         return self.checker.check(request)
 
     def _done(self, key: tuple[int, str], request: Request, check: Check) -> None:

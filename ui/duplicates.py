@@ -458,6 +458,15 @@ class ModelField(QWidget):
             self.edit.setText(chosen)
 
 
+def model_problem(model: Path | None) -> str | None:
+    """Why ``model`` cannot be a local model (None: it can be)."""
+    if model is None or not model.exists():
+        return "Choose an existing model folder or .onnx file."
+    if model.is_file() and model.suffix.lower() != ".onnx":
+        return f"{model.name} is not an .onnx file; choose it, or its folder."
+    return None
+
+
 def _spin(value: float) -> QDoubleSpinBox:
     spin = QDoubleSpinBox()
     spin.setRange(0.05, 1.0)
@@ -558,10 +567,8 @@ class AuditDialog(transfer.TransferDialog[AuditRequest]):
         model = self.model.path() if self.local.isChecked() else None
         if self.against.isChecked() and (against is None or not against.is_file()):
             self.refuse("Choose an existing project or questions file to compare against.")
-        elif self.local.isChecked() and (model is None or not model.exists()):
-            self.refuse("Choose an existing model folder or .onnx file.")
-        elif model is not None and model.is_file() and model.suffix.lower() != ".onnx":
-            self.refuse(f"{model.name} is not an .onnx file; choose it, or its folder.")
+        elif self.local.isChecked() and (problem := model_problem(model)):
+            self.refuse(problem)
         else:
             self.grant(AuditRequest(against, round(self.jaccard.value(), 2),
                                     round(self.cosine.value(), 2), model,

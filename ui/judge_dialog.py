@@ -10,8 +10,10 @@ Run judge's estimate is the core's :func:`~physgrade.judge.verdicts.plan`, made 
 thread with the window's connection (it only reads, in a few indexed queries); the run itself is
 :func:`run_judge` (the core's :func:`~physgrade.judge.purposes.run_plan`), a long run of the
 operations whose progress the dialog shows itself. Verdicts are stored as they arrive, so even
-a run that stops early broadcasts what it stored. An API key typed here lives in the line edit
-and the run's arguments only: it is never written to the settings, the project or a log.
+a run that stops early broadcasts what it stored. The API key row says where the key comes from
+(:func:`~physgrade.judge.credentials.find`); a key typed here lives in the line edit and the
+run's arguments only, unless the user asks to remember it in the system keyring: it is never
+written to the settings, the project or a log.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, 
                                QWidget)
 
 from physgrade.changes import Changes, Kind
-from physgrade.judge import verdicts
+from physgrade.judge import credentials, verdicts
 from physgrade.judge.client import connect
 from physgrade.judge.pricing import Price, dollars, known_models, price_for
 from physgrade.judge.purposes import run_plan
@@ -38,21 +40,20 @@ from physgrade.judge.scope import Scope
 from physgrade.project import Project
 from physgrade.report.options import ReportFilter, report_choices
 from physgrade.tasks import Task
-from physgrade_ui import style
+from physgrade_ui import preferences, style
 from physgrade_ui.dialogs import fit_screen, fitted_layout
 from physgrade_ui.operations import Operations
 from physgrade_ui.widgets import FacetButton, label
 from physgrade_ui.workers import Worker
 from physgrade.wording import count
 
-DEFAULT_MODEL = "claude-haiku-4-5"
+DEFAULT_MODEL = preferences.JUDGE_MODEL.default
 MAX_CONCURRENCY = 32
 MAX_LIMIT = 1_000_000
 #: The estimate waits for typing to pause this long (milliseconds) before planning again.
 ESTIMATE_DELAY_MS = 250
 #: The response facets a judge run can be narrowed by: ReportFilter field and button title.
 FACETS = (("models", "Model"), ("topics", "Topic"), ("kinds", "Kind"), ("bloom", "Bloom"))
-KEY_VARIABLE = "ANTHROPIC_API_KEY"
 BASE_URL_VARIABLE = "ANTHROPIC_BASE_URL"
 BANNER = ("QLabel {{ background: {background}; color: {color}; border: 1px solid {color}; "
           "border-radius: 4px; padding: 8px 10px; }}")
@@ -62,7 +63,8 @@ JUDGED = Changes.of(Kind.SCORES, Kind.RATERS)
 
 def run_judge(plan: Plan, prompts: Prompts, price: Price | None, concurrency: int,
               api_key: str | None, project: Project, task: Task) -> RunSummary:
-    """Judge ``plan`` (on a worker); ``api_key`` None means the key in ``ANTHROPIC_API_KEY``."""
+    """Judge ``plan`` (on a worker); ``api_key`` None means the key found where
+    :func:`~physgrade.judge.credentials.find` looks."""
     return run_plan(project, connect(api_key=api_key), plan, prompts, price, concurrency, task)
 
 
@@ -191,16 +193,28 @@ class JudgeCallsDialog(QDialog):
         self.form.addRow(self._buddy("&Concurrency", self.concurrency), self.concurrency)
 
         self.key: QLineEdit | None = None
-        if os.environ.get(KEY_VARIABLE):
+        self.remember_key: QCheckBox | None = None
+        found = credentials.find()
+        if found is not None:
             self.form.addRow(label("API key", None, self.settings),
-                             label(f"from {KEY_VARIABLE}", "muted", self.settings))
+                             label(found.source, "muted", self.settings))
         else:
             self.key = QLineEdit(self.settings)
             self.key.setEchoMode(QLineEdit.EchoMode.Password)
-            self.key.setPlaceholderText("kept in memory for this run only, never saved")
-            self.key.setToolTip(f"Or set {KEY_VARIABLE} before starting physgrade")
+            self.key.setPlaceholderText("kept in memory for this run only, unless remembered")
+            self.key.setToolTip(f"Or set {credentials.KEY_VARIABLE} before starting physgrade")
             self.key.textChanged.connect(self._show_state)
             self.form.addRow(self._buddy("API &key", self.key), self.key)
+            self.remember_key = QCheckBox("Remember the key in the system &keyring",
+                                          self.settings)
+            self.remember_key.setToolTip("The next start finds it there; File ▸ Settings… "
+                                         "forgets it")
+            self.keyring_note = label("", "muted", self.settings)
+            self.keyring_note.setWordWrap(True)
+            self.keyring_note.hide()
+            self.remember_key.toggled.connect(self._show_keyring_note)
+            self.form.addRow("", self.remember_key)
+            self.form.addRow("", self.keyring_note)
         endpoint = os.environ.get(BASE_URL_VARIABLE)
         if endpoint:
             shown = label(endpoint, "muted", self.settings)
@@ -253,10 +267,24 @@ class JudgeCallsDialog(QDialog):
         return self.model.currentText().strip()
 
     def api_key(self) -> str | None:
-        """The key typed here, or None to use the environment's (read when the run starts)."""
+        """The key for the run about to start: the one typed here (remembered first where the
+        box asks), or None for the one found (read when the run starts)."""
         if self.key is None:
             return None
-        return self.key.text().strip() or None
+        typed = self.key.text().strip() or None
+        if typed and self.remember_key is not None and self.remember_key.isChecked():
+            problem = credentials.remember(typed)
+            if problem:
+                self._show_keyring_note(True, problem)
+        return typed
+
+    def _show_keyring_note(self, remember: bool, problem: str | None = None) -> None:
+        """Where the system has no keyring, say so as soon as the user asks to remember."""
+        if problem is None and remember and not credentials.has_keyring():
+            problem = credentials.NO_KEYRING
+        note = f"{problem[0].upper()}{problem[1:]}." if remember and problem else ""
+        self.keyring_note.setText(note)
+        self.keyring_note.setVisible(bool(note))
 
     def has_key(self) -> bool:
         """A key to call with: the environment's, or one typed here."""
@@ -428,7 +456,8 @@ class RunJudgeDialog(JudgeCallsDialog):
         self.summary: RunSummary | None = None
         self.setMinimumWidth(620)
         form = self.form
-        form.addRow(self._buddy("&Judge model", self._model_combo(DEFAULT_MODEL)), self.model)
+        model = self._model_combo(preferences.JUDGE_MODEL.get())
+        form.addRow(self._buddy("&Judge model", model), model)
 
         facets = QHBoxLayout()
         facets.setSpacing(6)

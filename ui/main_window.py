@@ -39,6 +39,7 @@ if TYPE_CHECKING:  # imported where used: the dialogs' modules are not needed at
     from physgrade_ui import transfer
     from physgrade_ui.judge_dialog import RunJudgeDialog
     from physgrade_ui.refine_dialog import RefineJudgeDialog
+    from physgrade_ui.settings_dialog import SettingsDialog
 
 PROJECT_FILTER = "physgrade projects (*.physgrade);;All files (*)"
 #: the window's size until the user has made it their own
@@ -152,6 +153,7 @@ class MainWindow(QMainWindow):
         self.import_action = self._action("&Import…", "Ctrl+I", self.import_data, True)
         self.export_action = self._action("&Export…", "Ctrl+E", self.export_data, True)
         self.quit_action = self._action("&Quit", "Ctrl+Q", self.close)
+        self.settings_action = self._action("&Settings…", "Ctrl+,", self.open_settings)
         self.assign_action = self._action("&Assign Responses…", "Ctrl+Shift+A",
                                           self.assign_responses, True)
         self.packs_action = self._action("Make Grader &Packs…", "Ctrl+Shift+P",
@@ -189,7 +191,7 @@ class MainWindow(QMainWindow):
         file_menu.addActions([self.assign_action, self.packs_action, self.merge_action,
                               self.conflicts_action])
         file_menu.addSeparator()
-        file_menu.addAction(self.quit_action)
+        file_menu.addActions([self.settings_action, self.quit_action])
         view_menu = self.menuBar().addMenu("&View")
         view_menu.addActions(self.page_actions + [self.filter_action])
         view_menu.addSeparator()
@@ -314,11 +316,32 @@ class MainWindow(QMainWindow):
         self.grader_dialog.open()
 
     def _grader_chosen(self) -> None:
-        assert self.grader_dialog is not None and self.project is not None
-        name = self.grader_dialog.chosen()
+        assert self.grader_dialog is not None
+        self._set_grader(self.grader_dialog.chosen())
+
+    def _set_grader(self, name: str) -> None:
+        """``name`` grades the open project from now on; the pages reopen under it."""
+        assert self.project is not None
         grader.choose(self.project.path, name)
         self.pages.set_context(self.project, name)
         self._show_project_state()
+
+    def open_settings(self) -> SettingsDialog:
+        """File ▸ Settings…, window-modal but not blocking; the grader it offers is the open
+        project's (a pack's is always its grader's)."""
+        from physgrade_ui.settings_dialog import SettingsDialog
+
+        offered = self.project if self.pack is None else None
+        dialog = SettingsDialog(offered.path if offered else None, self.pages.person,
+                                graders(offered) if offered else [], self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.accepted.connect(lambda: self._settings_saved(dialog.request().grader))
+        dialog.open()
+        return dialog
+
+    def _settings_saved(self, name: str | None) -> None:
+        if name is not None and name != self.pages.person:
+            self._set_grader(name)
 
     def _say_pack_grader(self) -> None:
         """Its grades merge back into the project under the grader's name: a pack has no other."""

@@ -17,7 +17,9 @@ from typing import Generic, TypeVar
 from PySide6.QtCore import QByteArray, QSettings
 from PySide6.QtWidgets import QSplitter
 
-T = TypeVar("T", bool, float, QByteArray)
+from physgrade.answers.outcome import Settings
+
+T = TypeVar("T", bool, float, str, QByteArray)
 
 
 @dataclass(frozen=True)
@@ -102,6 +104,11 @@ REPORT_MIN_GRADES = ByProject("reports/min_grades_by_project")
 AUTO_ADVANCE = Preference("grade/auto_advance", False)
 #: keep the rules' answer hint hidden until the grader has scored the final answer (blind studies)
 HINT_AFTER_ANSWER = Preference("grade/hint_after_answer", False)
+
+#: the relative tolerance of the rules' answer hint (the rater ``rules`` checks under it)
+ANSWER_TOLERANCE = Preference("answers/tolerance", Settings.rtol)
+#: the model the Run judge dialog offers first
+JUDGE_MODEL = Preference("judge/model", "claude-haiku-4-5")
 
 #: the main window's geometry and state (QMainWindow.saveGeometry / saveState)
 WINDOW_GEOMETRY = Preference("window/geometry", QByteArray())

@@ -126,13 +126,13 @@ def store(project: Project, settings: Settings, results: list[tuple[str, Check]]
     return changes
 
 
-def stored(project: Project, response_id: str) -> Check | None:
-    """The rules rater's check of a response under the default settings, if it has one."""
+def stored(project: Project, response_id: str, settings: Settings = Settings()) -> Check | None:
+    """The rules rater's check of a response under ``settings``, if it has one."""
     row = project.conn.execute(
         "SELECT a.comment, a.extra FROM assessments a JOIN raters t ON t.id = a.rater_id "
-        f"WHERE t.name = ? AND {is_kind(RULES, 't')} AND t.prompt_version = '' "
+        f"WHERE t.name = ? AND {is_kind(RULES, 't')} AND t.prompt_version = ? "
         "AND a.response_id = ?",
-        (RATER, response_id)).fetchone()
+        (RATER, settings.label, response_id)).fetchone()
     if row is None:
         return None
     extra = json.loads(row[1] or "{}")

@@ -9,10 +9,10 @@ second bad answer is kept, raw, as a failed verdict. Credentials are refused at 
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Generic, TypeVar
 
+from physgrade.judge import credentials
 from physgrade.judge.pricing import Usage
 from physgrade.judge.tools import InvalidOutput
 
@@ -90,10 +90,12 @@ class Outcome(Generic[T]):
 
 def connect(timeout: float = DEFAULT_TIMEOUT, max_retries: int = DEFAULT_RETRIES,
             api_key: str | None = None) -> "anthropic.Anthropic":
-    """A client for the key in ``ANTHROPIC_API_KEY`` (or ``api_key``). ``ANTHROPIC_BASE_URL``
-    redirects it to a proxy, a gateway or a test server."""
+    """A client for ``api_key``, else the key :func:`credentials.find` finds (the environment's,
+    the keyring's, this session's). ``ANTHROPIC_BASE_URL`` redirects it to a proxy, a gateway
+    or a test server."""
     import anthropic  # imported here: commands and the app start without it
-    key = api_key or os.environ.get("ANTHROPIC_API_KEY")
+    found = credentials.find()
+    key = api_key or (found.value if found else None)
     if not key:
         raise CredentialsError("no API key: set ANTHROPIC_API_KEY to an Anthropic API key")
     return anthropic.Anthropic(api_key=key, timeout=timeout, max_retries=max_retries)
