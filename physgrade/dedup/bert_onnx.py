@@ -20,7 +20,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 from safetensors.numpy import load_file
 
-from physgrade.dedup.models import ModelError, read_json
+from physgrade.dedup.model_config import ModelError, read_json
 
 OPSET = 17  # the first with LayerNormalization
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")

@@ -16,7 +16,6 @@ weights, so two models that share a name never share cached vectors.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import os
 import shutil
@@ -31,16 +30,14 @@ from typing import Any, Callable, Iterator
 
 import platformdirs
 
+from physgrade.dedup.model_config import ModelError, read_json
+
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 #: The package that carries the default model (found without importing it: importing it prints).
 MODEL_PACKAGE = "all_minilm_l6_v2"
 POOLING_MODES = ("mean", "cls", "max")
 ONNX_NAME = "model.onnx"
 QUANTIZED_NAME = "model_qint8.onnx"
-
-
-class ModelError(Exception):
-    """A model that cannot be found or used; the message names the path and what is missing."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,17 +224,6 @@ def _max_length(folder: Path) -> int:
         if isinstance(value, int) and value > 0:
             return value
     return 512
-
-
-def read_json(path: Path) -> dict:
-    """A model's JSON settings file as a dict: empty when absent, refused when unreadable."""
-    try:
-        loaded = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError) as exc:
-        raise ModelError(f"{path}: cannot be read ({exc})") from exc
-    return loaded if isinstance(loaded, dict) else {}
 
 
 def _file_digest(path: Path, cache: Path) -> str:
