@@ -11,6 +11,7 @@ from pathlib import Path
 import keyring
 import pytest
 from keyring.backends import fail
+from keyring.errors import KeyringError
 from keyrings.alt.file import PlaintextKeyring
 
 from physgrade.judge import credentials
@@ -75,12 +76,37 @@ def test_a_remembered_key_is_read_back_from_the_keyrings_file(keyring_file: Path
 
 def test_forgetting_deletes_the_key_from_the_keyring(keyring_file: Path) -> None:
     credentials.remember(SECRET)
-    credentials.forget()
+    assert credentials.forget() is None
     keyring.set_keyring(file_keyring(keyring_file))
     assert keyring.get_password(SERVICE, USER) is None
     assert credentials.find() is None and credentials.remembered() is None
     assert SECRET.encode() not in keyring_file.read_bytes()
-    credentials.forget()  # forgetting twice is no error
+    assert credentials.forget() is None  # forgetting twice is no error
+
+
+class LockedKeyring(PlaintextKeyring):
+    """A keyring that keeps its keys but will not delete them, as a locked one refuses."""
+
+    def delete_password(self, service: str, username: str) -> None:
+        raise KeyringError("the keyring is locked")
+
+
+def test_a_key_the_keyring_will_not_let_go_is_said_and_kept(keyring_file: Path,
+                                                             qtbot, app_settings: Path) -> None:
+    from physgrade_ui import preferences
+    from physgrade_ui.settings_dialog import Choices, Refused, save
+
+    credentials.remember(SECRET)
+    locked = LockedKeyring()
+    locked.file_path = str(keyring_file)
+    keyring.set_keyring(locked)
+    assert credentials.forget() == ("the system keyring did not let the key go (the keyring is "
+                                    "locked)")
+    assert keyring.get_password(SERVICE, USER) == SECRET
+    before = preferences.JUDGE_MODEL.get()
+    with pytest.raises(Refused, match="Forget the remembered key: the system keyring did not"):
+        save(Choices(None, 0.05, 0.5, 0.8, None, "claude-sonnet-4-5", forget_key=True))
+    assert preferences.JUDGE_MODEL.get() == before  # nothing kept
 
 
 def test_without_a_keyring_the_key_is_kept_for_the_session_and_that_is_said(

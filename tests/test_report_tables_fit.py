@@ -22,7 +22,7 @@ from physgrade.report.build import build_report  # noqa: E402
 from physgrade.report.options import ReportOptions  # noqa: E402
 from physgrade.report.writers import write_report  # noqa: E402
 from physgrade_ui import reading_view  # noqa: E402, F401 (Chromium's flags: no sandbox as root)
-from physgrade_ui.reports import ReportTable  # noqa: E402
+from physgrade_ui.reports import WORD_ROOM, ReportTable  # noqa: E402
 from test_reports_page import shown_report  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("app_settings")
@@ -51,7 +51,7 @@ def test_every_table_fits_the_smallest_screen_and_wraps_its_text(qtbot, demo):
                 for c in range(table.columnCount()):  # every line of every cell has room
                     width = table.horizontalHeader().sectionSize(c)
                     needed = table.fontMetrics().boundingRect(
-                        QRect(0, 0, width - 14, 0), Qt.TextFlag.TextWordWrap,
+                        QRect(0, 0, width - WORD_ROOM, 0), Qt.TextFlag.TextWordWrap,
                         table.item(r, c).text()).height()
                     assert table.rowHeight(r) >= needed, (table.objectName(), r, c)
 

@@ -139,8 +139,10 @@ def test_the_answer_hint_checks_under_the_saved_tolerance(qtbot, loaded: Project
     dialog = opened(window, qtbot)
     retype(qtbot, dialog.tolerance, "5")
     press(qtbot, dialog, QDialogButtonBox.StandardButton.Ok)
+    within = "Rules: ✓ equivalent — 10.4 m/s vs 10.0 m/s: 4% within 5%"
+    qtbot.waitUntil(lambda: hint.line == within, timeout=WAIT_MS)  # on show, without moving
     hint_for("r-1")
-    assert hint_for("r-4") == "Rules: ✓ equivalent — 10.4 m/s vs 10.0 m/s: 4% within 5%"
+    assert hint_for("r-4") == within
 
 
 @pytest.mark.parametrize(("field", "text", "named"), [

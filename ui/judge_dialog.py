@@ -266,7 +266,7 @@ class JudgeCallsDialog(QDialog):
     def model_name(self) -> str:
         return self.model.currentText().strip()
 
-    def api_key(self) -> str | None:
+    def key_for_the_run(self) -> str | None:
         """The key for the run about to start: the one typed here (remembered first where the
         box asks), or None for the one found (read when the run starts)."""
         if self.key is None:
@@ -583,7 +583,7 @@ class RunJudgeDialog(JudgeCallsDialog):
             return None
         assert self.prompts is not None
         work = partial(run_judge, plan, self.prompts, plan.estimate.price,
-                       self.concurrency.value(), self.api_key())
+                       self.concurrency.value(), self.key_for_the_run())
         return self._start_run("Run judge", work, self._finished,
                                changes=lambda summary: summary.changes, partial_changes=JUDGED,
                                failed="The judge did not run.",

@@ -342,6 +342,7 @@ class MainWindow(QMainWindow):
     def _settings_saved(self, name: str | None) -> None:
         if name is not None and name != self.pages.person:
             self._set_grader(name)
+        self.grading.hint_settings_changed()  # the response on show checked at the new tolerance
 
     def _say_pack_grader(self) -> None:
         """Its grades merge back into the project under the grader's name: a pack has no other."""

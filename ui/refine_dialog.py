@@ -332,7 +332,7 @@ class RefineJudgeDialog(JudgeCallsDialog):
         if self.worker is not None or plan is None or not self.run_button.isEnabled():
             return None
         return self._start_run("Refine judge", partial(refine_judge, plan,
-                                                       self.concurrency.value(), self.api_key()),
+                                                       self.concurrency.value(), self.key_for_the_run()),
                                self._finished, changes=lambda refined: refined.changes,
                                partial_changes=REFINED, failed="The refinement did not run.",
                                cancelled="The refinement was cancelled before it started.",

@@ -45,14 +45,15 @@ class Choices:
 
 
 def save(choices: Choices) -> None:
-    """Keep ``choices`` (all but the grader, which the window sets for its project)."""
+    """Keep ``choices`` (all but the grader, which the window sets for its project); a key
+    the keyring will not let go is refused before anything is kept."""
+    if choices.forget_key and (problem := credentials.forget()):
+        raise Refused(f"Forget the remembered key: {problem}.")
     preferences.ANSWER_TOLERANCE.set(choices.tolerance)
     preferences.JUDGE_MODEL.set(choices.judge_model)
     last = remembered_request() or AuditRequest(None, *default_thresholds())
     remember_request(dataclasses.replace(last, jaccard=choices.jaccard, cosine=choices.cosine,
                                          model=choices.model))
-    if choices.forget_key:
-        credentials.forget()
 
 
 def _number(field: str, text: str, percent: bool = False) -> float:
@@ -160,9 +161,9 @@ class SettingsDialog(transfer.TransferDialog[Choices]):
         """Save: keep everything, or, if a field cannot be kept, nothing, and say which."""
         try:
             choices = self.choices()
+            save(choices)
         except Refused as exc:
             self.refuse(str(exc))
             return
-        save(choices)
         self.grant(choices)
 

@@ -147,7 +147,7 @@ class GradingPage(QSplitter):
         self.menu_actions = [self._preference_action(
             "&Advance When a Response Is Graded", preferences.AUTO_ADVANCE),
             self._preference_action("&Hide the Rules Hint Until ANS Is Scored",
-                                    preferences.HINT_AFTER_ANSWER, self._hint_setting_changed)]
+                                    preferences.HINT_AFTER_ANSWER, self.hint_settings_changed)]
         self.bar.connect_actions(self.queue_action, self.compare_action, self.jump_action,
                                  self.zoom_out_action, self.zoom_in_action,
                                  self.zoom_reset_action)
@@ -656,7 +656,9 @@ class GradingPage(QSplitter):
               and self.item.complete):
             self.next_unfinished()
 
-    def _hint_setting_changed(self) -> None:
+    def hint_settings_changed(self) -> None:
+        """A rules setting changed (when the hint shows, its tolerance): the hint on show
+        follows at once."""
         if self.project is not None and self.item is not None:
             self.hints.show(self.project, self.item)
 

@@ -83,14 +83,18 @@ def remembered() -> Source | None:
     return Source.SESSION if _session_key else None
 
 
-def forget() -> None:
-    """Forget the remembered key, in the keyring and in this session."""
+def forget() -> str | None:
+    """Forget the remembered key, in the keyring and in this session. Returns what the user
+    must be told when the keyring would not let it go (None: forgotten, or never kept)."""
     global _session_key
     _session_key = None
     try:
         keyring.delete_password(SERVICE, USER)
     except (PasswordDeleteError, NoKeyringError):
         pass  # nothing was kept there
+    except KeyringError as exc:  # a locked keyring, one that refuses
+        return f"the system keyring did not let the key go ({exc})"
+    return None
 
 
 def has_keyring() -> bool:
