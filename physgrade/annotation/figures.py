@@ -142,7 +142,7 @@ def _questions(labels: Labels, report_filter: ReportFilter) -> dict[str, Questio
             if report_filter.admits(question, QUESTION_FACETS)}
 
 
-def _labels(labels: Labels, report_filter: ReportFilter
+def labels_by_annotator(labels: Labels, report_filter: ReportFilter
             ) -> tuple[dict[str, dict[str, tuple[str | None, str | None]]], list[str], list[str]]:
     """Every annotator's labels by question, the people's names and the models' labels."""
     questions = _questions(labels, report_filter)
@@ -200,7 +200,7 @@ def comparisons(labels: Labels, report_filter: ReportFilter = ReportFilter()
     """Every model against every person and the final label, then every pair of people, per
     dimension (see the module's doc). Pairs of raters with no question in common are left
     out."""
-    by_annotator, people, models = _labels(labels, report_filter)
+    by_annotator, people, models = labels_by_annotator(labels, report_filter)
     finals = {qid: (q.bloom_cognitive, q.bloom_knowledge)
               for qid, q in _questions(labels, report_filter).items()}
     wanted: list[tuple[str, str, str]] = [

@@ -160,7 +160,7 @@ def with_others(data: ScoreData, folding: Folding) -> ScoreData:
 def reviewers(reviews: audit.Reviews, where: ReportFilter, threshold: int) -> Folding:
     """The reviewers folded under ``threshold`` judge verdicts reviewed within ``where``."""
     reviewed: dict[str, set[tuple[str, str]]] = defaultdict(set)
-    for review in audit._narrowed((*reviews.criteria, *reviews.verdicts), where):
+    for review in audit.within_filter((*reviews.criteria, *reviews.verdicts), where):
         reviewed[review.reviewer].add((review.judge.label, review.response_id))
     return Folding.of({name: len(items) for name, items in reviewed.items()}, threshold,
                       "reviewer", "review")
@@ -188,7 +188,7 @@ def reviews_with_others(reviews: audit.Reviews, folding: Folding) -> audit.Revie
 
 def labellers(labels: bloom.Labels, where: ReportFilter, threshold: int) -> Folding:
     """The people folded under ``threshold`` questions labelled within ``where``."""
-    by_annotator, people, _models = bloom._labels(labels, where)
+    by_annotator, people, _models = bloom.labels_by_annotator(labels, where)
     return Folding.of({person: len(by_annotator[person]) for person in people}, threshold,
                       "labeller", "label")
 

@@ -213,7 +213,7 @@ def judge_names(reviews: Reviews) -> dict[str, str]:
 _Row = TypeVar("_Row", bound=Review)
 
 
-def _narrowed(reviews: tuple[_Row, ...], report_filter: ReportFilter) -> list[_Row]:
+def within_filter(reviews: tuple[_Row, ...], report_filter: ReportFilter) -> list[_Row]:
     """The reviews within the filter, in the order read: facets combine with AND, values with
     OR; its graders narrow the reviewers and its judges the judges."""
     return [r for r in reviews if report_filter.admits(r)
@@ -245,7 +245,7 @@ def reviewer_agreement(reviews: Reviews, report_filter: ReportFilter = ReportFil
     values: dict[tuple[str, str, str], dict[str, dict[str, int]]] = defaultdict(
         lambda: defaultdict(dict))
     names: dict[str, str] = {}
-    for r in _narrowed(reviews.criteria, report_filter):
+    for r in within_filter(reviews.criteria, report_filter):
         names[r.judge.label] = r.judge.name
         values[(r.judge.label, r.rubric, r.criterion)][r.reviewer][r.response_id] = r.agreement
     reviewers = sorted({r for by_reviewer in values.values() for r in by_reviewer})
@@ -275,7 +275,7 @@ def full_agreement(reviews: Reviews, report_filter: ReportFilter = ReportFilter(
     agreement with the judge), with its Wilson interval."""
     counts: dict[tuple[str, str, str, str], list[int]] = defaultdict(lambda: [0, 0])
     names: dict[str, str] = {}
-    for r in _narrowed(reviews.criteria, report_filter):
+    for r in within_filter(reviews.criteria, report_filter):
         names[r.judge.label] = r.judge.name
         cell = counts[(r.judge.label, r.rubric, r.criterion, r.reviewer)]
         cell[0] += r.agreement == FULL
@@ -299,7 +299,7 @@ def verdict_distribution(reviews: Reviews, report_filter: ReportFilter = ReportF
     counts: dict[str, dict[str, dict[str, int]]] = defaultdict(
         lambda: defaultdict(lambda: dict.fromkeys(VERDICTS, 0)))
     names: dict[str, str] = {}
-    for r in _narrowed(reviews.verdicts, report_filter):
+    for r in within_filter(reviews.verdicts, report_filter):
         names[r.judge.label] = r.judge.name
         counts[r.judge.label][r.reviewer][r.verdict] += 1
     out = []
@@ -335,7 +335,7 @@ def recommendation(reviews: Reviews, report_filter: ReportFilter = ReportFilter(
                               0, None, None, None, head + "; it is the only judge reviewed.")
     second = ranked[1]
     labelled: dict[str, dict[tuple[str, str], float]] = defaultdict(dict)
-    for r in _narrowed(reviews.verdicts, report_filter):
+    for r in within_filter(reviews.verdicts, report_filter):
         labelled[r.judge.name][(r.reviewer, r.response_id)] = float(r.verdict == CORRECT)
     paired = sorted(set(labelled[best.judge]) & set(labelled[second.judge]))
     head += f", against {_value(second.correct):.1%} for {second.judge}"
