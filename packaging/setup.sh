@@ -3,22 +3,28 @@
 # Ubuntu, through apt-get), then a virtual environment in .venv with physgrade installed in it.
 #   packaging/setup.sh          the app
 #   packaging/setup.sh --test   the app plus what the tests and checks need (pytest, Xvfb,
-#                               xdotool, ruff, mypy)
-# Running it again is cheap: what is already there is kept.
+#                               xdotool, ruff, mypy, PyTorch for the reference embeddings)
+#   packaging/setup.sh --export the app plus sentence-transformers and PyTorch, to use other
+#                               embedding models than BERT ones (about 3 GB more on Linux)
+# Python's packages are the exact set locked in uv.lock.
+# Running it again is cheap: it brings .venv to the lock, adding what is missing and removing
+# what the lock does not name.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 with_tests=0
+with_export=0
 case "${1:-}" in
   --test) with_tests=1 ;;
+  --export) with_export=1 ;;
   "") ;;
-  *) echo "usage: packaging/setup.sh [--test]" >&2; exit 2 ;;
+  *) echo "usage: packaging/setup.sh [--test | --export]" >&2; exit 2 ;;
 esac
 
 qt_libs="libxkbcommon-x11-0 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-shape0
   libxcb-render-util0 libxcb-image0 libegl1 libgl1 libnss3 libxcomposite1 libxdamage1
   libxrandr2 libxtst6 libasound2 libxkbfile1 libfontconfig1 libdbus-1-3 fonts-dejavu-core"
-test_tools="xvfb xdotool"
+test_tools="xvfb xdotool desktop-file-utils"
 packages="$qt_libs"
 [ "$with_tests" = 1 ] && packages="$packages $test_tools"
 
@@ -34,23 +40,55 @@ if command -v apt-get >/dev/null 2>&1; then
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing >/dev/null
   fi
-else
+elif [ "$(uname -s)" = Linux ]; then
   echo "note: not a Debian-like system; make sure Qt 6's X11/EGL libraries are installed" >&2
 fi
 
 python=""
-for candidate in python3.11 python3.12 python3.13 python3; do
+for candidate in python3.11 python3.12 python3.13 python3.14 python3; do
   if command -v "$candidate" >/dev/null 2>&1 &&
-     "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+     "$candidate" -c 'import sys; sys.exit(not (3, 11) <= sys.version_info < (3, 15))' 2>/dev/null; then
     python="$candidate"; break
   fi
 done
-[ -n "$python" ] || { echo "physgrade needs Python 3.11 or newer" >&2; exit 1; }
+[ -n "$python" ] || { echo "physgrade needs Python 3.11 to 3.14" >&2; exit 1; }
 
-[ -x .venv/bin/python ] || "$python" -m venv .venv
-extra=""
-[ "$with_tests" = 1 ] && extra="[test]"
-echo "installing physgrade into .venv (the first time takes a few minutes)"
-# pip's notes about absent local mirror folders are noise; its errors still show.
-.venv/bin/python -m pip install -q -e ".$extra" 2>&1 | sed '/^WARNING: Location .* is ignored/d'
+# The exact set in uv.lock, installed by uv (a pinned copy kept in .uv/, beside the project).
+uv_version=0.13.9
+if ! [ -x .uv/bin/uv ] || [ "$(.uv/bin/uv --version)" != "uv $uv_version" ]; then
+  rm -rf .uv
+  # pip's notes about absent local mirror folders are noise; its errors still show.
+  "$python" -m pip install -q --disable-pip-version-check --root-user-action=ignore \
+    --target .uv "uv==$uv_version" 2>&1 | sed '/^WARNING: Location .* is ignored/d'
+fi
+# What uv.lock says of PyTorch: `locked --no-install-package` the flags that leave it and its CUDA
+# libraries out, `locked ==` its version.
+locked() {
+  "$python" - "$1" <<'PY'
+import re, sys, tomllib
+packages = tomllib.load(open("uv.lock", "rb"))["package"]
+if sys.argv[1] == "==":
+    print(next(p["version"] for p in packages if p["name"] == "torch"))
+else:
+    print(" ".join(f"--no-install-package {p['name']}" for p in packages
+                   if re.fullmatch(r"torch|triton|cuda-.*|nvidia-.*", p["name"])))
+PY
+}
+export UV_PROJECT_ENVIRONMENT=.venv UV_PYTHON="$python"
+echo "installing physgrade into .venv from uv.lock (the first time downloads about 740 MB)"
+if [ "$with_tests" = 0 ]; then
+  extras=""
+  [ "$with_export" = 1 ] && extras="--extra export"
+  # shellcheck disable=SC2086
+  .uv/bin/uv sync --frozen --quiet $extras
+else
+  # The tests compare embeddings with sentence-transformers', which runs on PyTorch. PyPI's
+  # Linux PyTorch is the CUDA build (about 3 GB with its NVIDIA libraries): uv installs the
+  # rest of the lock, and pip installs the locked PyTorch from wherever pip is set to look,
+  # a CPU build where one is at hand (PIP_FIND_LINKS, a local index), else PyPI's.
+  # shellcheck disable=SC2046
+  .uv/bin/uv sync --frozen --quiet --extra test $(locked --no-install-package)
+  "$python" -m pip --python .venv/bin/python install -q --disable-pip-version-check \
+    --root-user-action=ignore "torch==$(locked ==)" 2>&1 | sed '/^WARNING: Location .* is ignored/d'
+fi
 echo "ready: .venv/bin/physgrade"

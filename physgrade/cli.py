@@ -776,11 +776,16 @@ def _answer_lines(path: Path) -> list[tuple[object, Request]]:
     from physgrade.answers.sandbox import Request
 
     found: list[tuple[object, Request]] = []
-    with open(path, encoding="utf-8") as lines:
-        for number, line in enumerate(lines, 1):
+    with open(path, "rb") as lines:
+        for number, raw in enumerate(lines, 1):
+            where = f"{path}, line {number}"
+            try:
+                line = raw.decode("utf-8-sig")
+            except UnicodeDecodeError:
+                raise CommandError(f"{where}: not UTF-8 text (check-answers reads a JSON Lines "
+                                   "file of id, gold and pred, not a project)") from None
             if not line.strip():
                 continue
-            where = f"{path}, line {number}"
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as exc:
@@ -1446,8 +1451,14 @@ DEMO_TABLES = ("questions", "responses", "assessments", "judge_reviews", "bloom_
 
 @command("demo", "create (or reopen) the bundled demo project and open it",
          arg("--db", help="where to keep the demo project (default: your data folder)"),
-         arg("--no-gui", action="store_true", help="only create it; do not open the app"))
+         arg("--no-gui", action="store_true", help="only create it; do not open the app"),
+         arg("--smoke", metavar="PNG",
+             help="check the app instead of opening it for work: show a response with "
+                  "mathematics, save a screenshot of the window to PNG and quit (exit 0 once "
+                  "the mathematics is on screen; settings of its own, the user's untouched)"))
 def cmd_demo(args: argparse.Namespace) -> None:
+    if args.smoke and args.no_gui:
+        raise CommandError("--smoke opens the app; it cannot go with --no-gui")
     path = Path(args.db) if args.db else default_demo_path()
     before = _record_counts(path)
     with telling_what_is_kept(lambda: _demo_kept(path, before)), progress_task() as task:
@@ -1455,7 +1466,7 @@ def cmd_demo(args: argparse.Namespace) -> None:
     added = sum(r.added for r in results)
     print(f"demo project: {path} ({added} records added)" if added else f"demo project: {path}")
     if not args.no_gui:
-        _open_gui(path)
+        _open_gui(path, Path(args.smoke) if args.smoke else None)
 
 
 def _record_counts(path: Path) -> dict[str, int] | None:
@@ -1487,7 +1498,9 @@ def cmd_gui(args: argparse.Namespace) -> None:
     _open_gui(Path(args.db) if args.db else None)
 
 
-def _open_gui(path: Path | None) -> None:
+def _open_gui(path: Path | None, smoke: Path | None = None) -> None:
+    """Run the desktop app on ``path`` until it quits (``smoke``: instead, the app's smoke
+    test, which saves a screenshot there)."""
     if (sys.platform == "linux" and not os.environ.get("QT_QPA_PLATFORM")
             and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))):
         # Without this Qt aborts with a core dump instead of a message.
@@ -1496,12 +1509,13 @@ def _open_gui(path: Path | None) -> None:
     # The app ends on SIGTERM at once: its event loop would run a Python handler only at its next
     # event.
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    raise SystemExit(desktop_app()(path))
+    run = desktop_app()
+    raise SystemExit(run(path) if smoke is None else run(path, smoke=smoke))
 
 
-def desktop_app() -> Callable[[Path | None], int]:
-    """The desktop app's ``run(path)``, found through its entry point: the core never imports
-    the app, so a core installed alone still runs every other command."""
+def desktop_app() -> Callable[..., int]:
+    """The desktop app's ``run(path, smoke=None)``, found through its entry point: the core
+    never imports the app, so a core installed alone still runs every other command."""
     from importlib.metadata import entry_points
 
     found = entry_points(group=APP_ENTRY_POINTS, name="gui")

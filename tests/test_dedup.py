@@ -26,7 +26,8 @@ from conftest import question, write_jsonl
 from fake_anthropic import Fault
 from physgrade.dedup import engine, lexical, pairs, semantic, vectors
 from physgrade.dedup.audit import DEFAULT_COSINE, DEFAULT_JACCARD, Thresholds, compare
-from physgrade.dedup.engine import CPU, CUDA, MAX_BATCH, TOKEN_BUDGET, Embedder, default_providers
+from physgrade.dedup.engine import (COREML, CPU, CUDA, DIRECTML, MAX_BATCH, TOKEN_BUDGET, Embedder,
+                                    default_providers)
 from physgrade.dedup.models import DEFAULT_MODEL, QUANTIZED_NAME, ModelError, resolve
 from physgrade.dedup.run import audit_project, embed_project
 from physgrade.dedup.texts import WITHIN, TextSet, load_set, project_questions
@@ -236,6 +237,34 @@ def test_the_providers_are_named_and_cpu_without_a_cuda_driver(embedder, monkeyp
     assert default_providers() == [CUDA, CPU]
     monkeypatch.setattr(onnxruntime, "get_available_providers", lambda: [CPU])
     assert default_providers() == [CPU]
+
+
+@pytest.mark.parametrize("available, driver, chosen", [
+    (["TensorrtExecutionProvider", CUDA, CPU], True, [CUDA, CPU]),  # onnxruntime-gpu, a GPU
+    (["TensorrtExecutionProvider", CUDA, CPU], False, [CPU]),       # onnxruntime-gpu, no driver
+    ([COREML, "AzureExecutionProvider", CPU], False, [COREML, CPU]),  # onnxruntime on macOS
+    ([DIRECTML, CPU], False, [DIRECTML, CPU]),                      # onnxruntime-directml
+    ([CUDA, DIRECTML, CPU], False, [DIRECTML, CPU]),
+    (["AzureExecutionProvider", CPU], True, [CPU]),                 # the CPU build
+])
+def test_the_first_accelerator_that_can_run_comes_before_the_cpu(available, driver, chosen,
+                                                                 monkeypatch):
+    monkeypatch.setattr(onnxruntime, "get_available_providers", lambda: available)
+    monkeypatch.setattr(ctypes.util, "find_library",
+                        lambda name: "nvcuda.dll" if driver and name == "nvcuda" else None)
+    assert default_providers() == chosen
+
+
+def test_cuda_is_not_asked_for_where_its_provider_library_is_left_out(tmp_path, monkeypatch):
+    """A bundle built without ONNX Runtime's CUDA provider, on a machine with NVIDIA's driver."""
+    (tmp_path / "capi").mkdir()
+    (tmp_path / "capi" / "libonnxruntime_providers_shared.so").touch()
+    monkeypatch.setattr(onnxruntime, "__file__", str(tmp_path / "__init__.py"))
+    monkeypatch.setattr(onnxruntime, "get_available_providers", lambda: [CUDA, CPU])
+    monkeypatch.setattr(ctypes.util, "find_library", lambda name: f"lib{name}.so.1")
+    assert default_providers() == [CPU]
+    (tmp_path / "capi" / "libonnxruntime_providers_cuda.so").touch()
+    assert default_providers() == [CUDA, CPU]
 
 
 def test_embeddings_are_unit_rows_in_the_order_given_whatever_the_lengths(embedder):

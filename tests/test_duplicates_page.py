@@ -137,6 +137,13 @@ def highlighted(pane) -> list[str]:
     return runs
 
 
+@pytest.mark.parametrize("provider, shown", [
+    ("CPUExecutionProvider", "CPU"), ("CUDAExecutionProvider", "CUDA"),
+    ("CoreMLExecutionProvider", "CoreML"), ("DmlExecutionProvider", "DirectML"), (None, "?")])
+def test_providers_are_named_as_people_name_them(provider, shown) -> None:
+    assert duplicates.provider_name(provider) == shown
+
+
 def test_before_an_audit_the_page_says_what_to_do(window: MainWindow) -> None:
     window.duplicates_action.trigger()
     page = window.duplicates
@@ -159,7 +166,7 @@ def test_an_audit_lists_the_demos_pairs_by_cosine_and_names_the_provider(
     with Project.open(demo) as project:
         audit = pairs.last_audit(project, "")
     assert page.provider.text() == duplicates.provider_name(audit["provider"])
-    assert page.provider.text() in ("CPU", "CUDA") and page.provider.isVisible()
+    assert page.provider.text() in ("CPU", "CUDA", "CoreML", "DirectML") and page.provider.isVisible()
     assert audit["model"] in page.details.text()
     assert f"Jaccard ≥ {DEFAULT_JACCARD:.2f}" in page.details.text()
     assert f"cosine ≥ {DEFAULT_COSINE:.2f}" in page.details.text()

@@ -103,11 +103,12 @@ def test_check_answers_writes_one_line_per_input_in_order(tmp_path: Path, capsys
     ('{"id": 1, "gold": "5"}', "line 2: field 'pred' is missing"),
     ('{"id": 1, "gold": 5, "pred": "5"}', "line 2: field 'gold' must be text"),
     ('not json', "line 2: not valid JSON"),
+    ('{"id": 1, "gold": "\xe3", "pred": "5"}', "line 2: not UTF-8 text"),
 ])
 def test_check_answers_refuses_a_bad_file_before_checking_anything(
         tmp_path: Path, capsys, line: str, message: str) -> None:
     source = tmp_path / "in.jsonl"
-    source.write_text('{"id": 0, "gold": "1", "pred": "1"}\n' + line + "\n")
+    source.write_bytes(('{"id": 0, "gold": "1", "pred": "1"}\n' + line + "\n").encode("latin-1"))
     out = tmp_path / "out.jsonl"
     assert main(["check-answers", str(source), "--out", str(out)]) == 1
     assert f"{source}, {message}" in capsys.readouterr().err

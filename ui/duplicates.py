@@ -156,10 +156,11 @@ def run_audit(request: AuditRequest, project: Project, task: Task) -> Audit:
 
 
 def provider_name(provider: str | None) -> str:
-    """"CPU" for CPUExecutionProvider, "CUDA" for CUDAExecutionProvider."""
+    """The execution provider as people name it: "CPU", "CUDA", "CoreML", "DirectML"."""
     if not provider:
         return "?"
-    return provider.removesuffix("ExecutionProvider") or provider
+    short = provider.removesuffix("ExecutionProvider")
+    return "DirectML" if short == "Dml" else short or provider
 
 
 def source_name(source: str) -> str:

@@ -2,8 +2,9 @@
 
 The engine needs no PyTorch: the fast tokenizer, numpy and an ONNX Runtime session do all the
 work. Texts are sorted by length and cut into batches of similar length under a budget of
-padded tokens, so little work goes into padding. The execution providers are always named:
-CUDA when a CUDA device can be used, else the CPU.
+padded tokens, so little work goes into padding. The execution providers are always named: the
+first accelerator that this build of ONNX Runtime carries and this machine can drive (CUDA with
+an NVIDIA driver; CoreML on macOS; DirectML on Windows with onnxruntime-directml), then the CPU.
 
 ONNX Runtime is only ever imported through :func:`runtime`, which switches its telemetry off.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import ctypes.util
 import os
+from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Sequence
 
@@ -24,7 +26,12 @@ if TYPE_CHECKING:
     from onnxruntime import InferenceSession
 
 CUDA = "CUDAExecutionProvider"
+COREML = "CoreMLExecutionProvider"
+DIRECTML = "DmlExecutionProvider"
 CPU = "CPUExecutionProvider"
+#: Tried in this order before the CPU. TensorRT, though onnxruntime-gpu lists it, is left out:
+#: it compiles an engine per input shape, minutes of work for batches of varying length.
+ACCELERATORS = (CUDA, COREML, DIRECTML)
 #: Padded tokens per batch: small enough to stay in cache, large enough to keep both cores busy.
 TOKEN_BUDGET = 1024
 MAX_BATCH = 64
@@ -50,16 +57,27 @@ def runtime() -> ModuleType:
 
 
 def default_providers() -> list[str]:
-    """CUDA then CPU when this ONNX Runtime has CUDA and a CUDA driver is installed; else CPU.
+    """The first of :data:`ACCELERATORS` that this ONNX Runtime offers and this machine can
+    drive, then the CPU (which runs what the accelerator cannot); else the CPU alone.
 
-    Checking for the driver first keeps ONNX Runtime from logging a failed CUDA start on every
-    machine without a GPU.
+    CUDA is offered by onnxruntime-gpu whether or not there is a GPU, or its provider library (a
+    bundle leaves it out): asking for both first keeps ONNX Runtime from logging a failed CUDA
+    start on every machine that cannot run it.
     """
     onnxruntime = runtime()
-    has_driver = ctypes.util.find_library("cuda") is not None
-    if has_driver and CUDA in onnxruntime.get_available_providers():
-        return [CUDA, CPU]
+    available = onnxruntime.get_available_providers()
+    for provider in ACCELERATORS:
+        if provider in available and (provider != CUDA or can_run_cuda(onnxruntime)):
+            return [provider, CPU]
     return [CPU]
+
+
+def can_run_cuda(onnxruntime: ModuleType) -> bool:
+    """Whether NVIDIA's driver is installed (libcuda on Linux, nvcuda.dll on Windows) and this
+    ONNX Runtime has its CUDA provider library."""
+    capi = Path(onnxruntime.__file__ or ".").parent / "capi"
+    return (any(ctypes.util.find_library(name) for name in ("cuda", "nvcuda"))
+            and any(capi.glob("*onnxruntime_providers_cuda.*")))
 
 
 class Embedder:
