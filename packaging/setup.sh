@@ -53,6 +53,24 @@ for candidate in python3.11 python3.12 python3.13 python3.14 python3; do
 done
 [ -n "$python" ] || { echo "physgrade needs Python 3.11 to 3.14" >&2; exit 1; }
 
+# What the locked wheels need of the system (README.md, Installing), said before uv says it in
+# its own words: Qt's wheels need glibc 2.34 on x86_64 Linux and 2.39 on aarch64; ONNX Runtime
+# has no wheels for Intel Macs after Python 3.13.
+"$python" - <<'PY' || exit 1
+import platform, sys
+system, machine = platform.system(), platform.machine().lower()
+if system == "Linux":
+    need = {"x86_64": (2, 34), "amd64": (2, 34), "aarch64": (2, 39), "arm64": (2, 39)}.get(machine)
+    libc, version = platform.libc_ver()
+    have = tuple(int(part) for part in version.split(".")[:2]) if libc == "glibc" else None
+    if need is None or have is None or have < need:
+        sys.exit(f"physgrade's Qt needs Linux on x86_64 with glibc 2.34 or newer, or on aarch64 "
+                 f"with glibc 2.39 or newer; this is {machine} with {libc or 'no glibc'} {version}")
+elif system == "Darwin" and machine == "x86_64" and sys.version_info >= (3, 14):
+    sys.exit("on an Intel Mac physgrade needs Python 3.11 to 3.13 (ONNX Runtime has no wheels "
+             "for a newer one there)")
+PY
+
 # The exact set in uv.lock, installed by uv (a pinned copy kept in .uv/, beside the project).
 uv_version=0.13.9
 if ! [ -x .uv/bin/uv ] || [ "$(.uv/bin/uv --version)" != "uv $uv_version" ]; then
