@@ -76,7 +76,6 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 from dedup_texts import audit_sets, problems  # noqa: E402
-
 from physgrade.dedup import audit, engine, lexical, models, pairs, run  # noqa: E402
 from physgrade.dedup.texts import TextSet  # noqa: E402
 

@@ -25,8 +25,6 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from report_project import build
-
 from physgrade import score_tables
 from physgrade.estimation import estimates, sample
 from physgrade.estimation.sample import read_samples
@@ -36,6 +34,7 @@ from physgrade.report.judge_cards import judge_cards_section, read_versions
 from physgrade.report.options import ReportOptions
 from physgrade.tasks import Task
 from physgrade.variants import check_variants
+from report_project import build
 
 JUDGE = "judge-a [v1]"
 

@@ -20,7 +20,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from corpus import write_corpus  # noqa: E402
-
 from physgrade.importer import import_file  # noqa: E402
 from physgrade.project import Project, migrations  # noqa: E402
 from physgrade.template import scan  # noqa: E402

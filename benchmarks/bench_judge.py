@@ -24,8 +24,8 @@ from physgrade.importer import import_file
 from physgrade.judge import verdicts
 from physgrade.judge.client import connect
 from physgrade.judge.pricing import price_for
-from physgrade.judge.purposes import run_plan
 from physgrade.judge.prompts import Prompts
+from physgrade.judge.purposes import run_plan
 from physgrade.project import Project
 
 ROOT = Path(__file__).resolve().parent.parent

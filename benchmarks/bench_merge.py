@@ -26,7 +26,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from corpus import write_corpus  # noqa: E402
-
 from physgrade.exporter import export_kind  # noqa: E402
 from physgrade.importer import import_file  # noqa: E402
 from physgrade.project import Project  # noqa: E402

@@ -34,18 +34,18 @@ import time
 from pathlib import Path
 from typing import Callable, TypeVar
 
-from report_project import build
-
 import physgrade.report.plots  # noqa: F401  (matplotlib loads once per process: not a report's time)
 from physgrade.orphans import die_with
 from physgrade.project import Project
 from physgrade.report.build import build_report, draft_report
 from physgrade.report.model import Report
-from physgrade.report.options import ReportFilter, ReportOptions
+from physgrade.report.options import ReportOptions
 from physgrade.report.writers import write_report
 from physgrade.score_cache import ScoreCache
 from physgrade.score_store import ScoreStore
+from physgrade.selection import ResponseFilter
 from physgrade.tasks import Task
+from report_project import build
 
 FULL_TARGET, FILTER_TARGET = 2.0, 0.3
 RUNS = 3  # the read and a filter change are timed this many times; the median is kept
@@ -104,8 +104,8 @@ def main() -> None:
             cache = ScoreCache()
             cache.store(project)
             changes: dict[str, float] = {}
-            for name, chosen in (("one model", ReportFilter(models=frozenset({"model-03"}))),
-                                 ("one topic", ReportFilter(topics=frozenset({"Mechanics"})))):
+            for name, chosen in (("one model", ResponseFilter(models=frozenset({"model-03"}))),
+                                 ("one topic", ResponseFilter(topics=frozenset({"Mechanics"})))):
                 changes[name] = filter_change(project, cache,
                                               ReportOptions(chosen, resamples=args.resamples))
             command_line, cli_report = timed(lambda: drawn(build_report(project, options)))

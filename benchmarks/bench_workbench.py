@@ -30,12 +30,11 @@ import time
 from pathlib import Path
 
 from corpus import write_corpus
-
 from physgrade.importer import import_file
 from physgrade.project import Project
 from physgrade.queue import Position, QueueFilter, save_position
+from physgrade.raters import HUMAN, LLM, rater_id
 from physgrade.rubric import CONCEPTUAL, PREFS
-from physgrade.scores import HUMAN, LLM, rater_id
 
 GRADER = "bench-grader"
 READING_PAUSE_MS = 300  # between presses: the shortest look a grader gives an item

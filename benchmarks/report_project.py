@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 
 from physgrade.project import Project
+from physgrade.raters import HUMAN, LLM, rater_id
 from physgrade.rubric import CONCEPTUAL, PREFS
-from physgrade.scores import HUMAN, LLM, rater_id
 from physgrade.taxonomy import BLOOM_COGNITIVE, BLOOM_KNOWLEDGE, REGIONS, TOPICS
 
 STAMP = "2026-11-01T00:00:00Z"

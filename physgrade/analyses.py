@@ -17,15 +17,13 @@ import pandas as pd
 from scipy import stats
 
 from physgrade.rubric import Rubric
+from physgrade.selection import NONE
 from physgrade.stats.describe import mean, mean_difference, proportion, welch_difference
 from physgrade.stats.estimate import Estimate
-from physgrade.taxonomy import (BLOOM_COGNITIVE, BLOOM_KNOWLEDGE, KINDS, REGIONS, TOPICS,
-                                in_vocabulary_order)
+from physgrade.taxonomy import BLOOM_COGNITIVE, BLOOM_KNOWLEDGE, KINDS, REGIONS, TOPICS, in_vocabulary_order
 
 #: The label of the row over every model.
 ALL_MODELS = "all models"
-#: How a missing label (no topic, no region, ...) is shown.
-NONE = "(none)"
 #: The range of a mean score_pct and of a difference of two (intervals are cut to it).
 SHARE, SHARE_DIFFERENCE = (0.0, 1.0), (-1.0, 1.0)
 #: What :func:`heatmap` can break scores down by, with the order its values are shown in.
@@ -78,8 +76,9 @@ def error_prevalence(sheet: pd.DataFrame, rubric: Rubric) -> pd.DataFrame:
 
 def heatmap(sheet: pd.DataFrame, by: str) -> pd.DataFrame:
     """Mean score_pct per model and value of ``by`` (one of :data:`HEATMAP_BY`): ``model, n``,
-    then a column per value present, in taxonomy order, then other values, then :data:`NONE`.
-    A model with no responses of a value gets an unavailable estimate there."""
+    then a column per value present, in taxonomy order, then other values, then
+    :data:`~physgrade.selection.NONE`. A model with no responses of a value gets an unavailable
+    estimate there."""
     if by not in HEATMAP_BY:
         raise ValueError(f"a heatmap is by one of {', '.join(HEATMAP_BY)}, not {by!r}")
     labelled = sheet.assign(_cell=_labels(sheet[by]))
@@ -190,7 +189,7 @@ def _labels(values: pd.Series) -> pd.Series:
 
 
 def _order(values: Iterable[str], known: tuple[str, ...]) -> list[str]:
-    """Known values in vocabulary order, then the others by name, then :data:`NONE`."""
+    """Known values in vocabulary order, then the others by name, then :data:`~physgrade.selection.NONE`."""
     present = set(values)
     return in_vocabulary_order(present - {NONE}, known) + ([NONE] if NONE in present else [])
 

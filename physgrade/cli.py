@@ -379,11 +379,12 @@ def cmd_agreement(args: argparse.Namespace) -> None:
 def cmd_report(args: argparse.Namespace) -> None:
     # Imported here: pandas, scipy and matplotlib are for reports, not for every command.
     from physgrade.report.build import build_report
-    from physgrade.report.options import ReportFilter, ReportOptions
+    from physgrade.report.options import ReportOptions
     from physgrade.report.writers import check_formats, write_report
+    from physgrade.selection import ResponseFilter
 
     formats = check_formats(args.format.split(","))
-    options = ReportOptions(ReportFilter.parse(args.filter or []), args.rater, args.resamples,
+    options = ReportOptions(ResponseFilter.parse(args.filter or []), args.rater, args.resamples,
                             args.seed, sample=args.sample, min_grades=args.min_grades)
     with Project.open(args.db) as project, progress_task() as task:
         report = build_report(project, options, task)
@@ -414,11 +415,11 @@ def cmd_bloom_report(args: argparse.Namespace) -> None:
 
     from physgrade.annotation.figures import bloom_section, read_labels, sources
     from physgrade.report.model import Report
-    from physgrade.report.options import ReportFilter
     from physgrade.report.writers import check_formats, write_report
+    from physgrade.selection import ResponseFilter
 
     formats_chosen = check_formats(args.format.split(","))
-    report_filter = ReportFilter.parse(args.filter or [])
+    report_filter = ResponseFilter.parse(args.filter or [])
     with Project.open(args.db) as project, progress_task() as task:
         labels = read_labels(project)
         section = bloom_section(labels, 1, report_filter)
@@ -628,11 +629,11 @@ def _judge_run(args: argparse.Namespace, purpose: str, noun: str) -> None:
     from physgrade.judge.prompts import Prompts
     from physgrade.judge.purposes import PURPOSES
     from physgrade.judge.scope import Scope
-    from physgrade.report.options import ReportFilter
+    from physgrade.selection import ResponseFilter
 
     prompts = Prompts.load(args.prompts)
     price = price_for(args.model, args.price_in, args.price_out)
-    scope = Scope(ReportFilter.parse(args.filter or []), args.limit,
+    scope = Scope(ResponseFilter.parse(args.filter or []), args.limit,
                   getattr(args, "retry_failed", False))
     with Project.open(args.db) as project:
         plan = PURPOSES[purpose].plan(project, args.model, prompts, scope, price, args.batch)
@@ -864,7 +865,7 @@ def _checks_kept(project: Project, label: str, since: str, rater: str,
     """``verify`` commits every few hundred checks: an interrupted run says how many it stored
     (those assessed since it started)."""
     from physgrade.answers import verify
-    from physgrade.scores import RULES, is_kind
+    from physgrade.raters import RULES, is_kind
 
     stored = project.conn.execute(
         "SELECT count(*) FROM assessments a JOIN raters t ON t.id = a.rater_id WHERE t.name = ? "
@@ -1073,14 +1074,14 @@ def _next_sample_name(project: Project) -> str:
                   "responses no one has graded)"),
          arg("--dry-run", action="store_true", help="show the plan; write nothing"))
 def cmd_assign(args: argparse.Namespace) -> None:
-    from physgrade.report.options import ReportFilter
+    from physgrade.selection import ResponseFilter
     from physgrade.team import assign
 
     graders = [name.strip() for name in args.graders.split(",") if name.strip()]
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
     with Project.open(args.db) as project:
         planned = assign.plan(project, graders, args.overlap, per_grader=args.per_grader,
-                              seed=seed, report_filter=ReportFilter.parse(args.filter or []),
+                              seed=seed, report_filter=ResponseFilter.parse(args.filter or []),
                               sample=args.sample, include_graded=args.include_graded)
         if not args.dry_run:
             assign.apply(project, planned)

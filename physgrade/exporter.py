@@ -12,8 +12,8 @@ from typing import Any, Iterator
 
 from physgrade.formats import KINDS, write_records
 from physgrade.project import Project
+from physgrade.raters import HUMAN, LLM
 from physgrade.rubric import COARSE, RUBRICS
-from physgrade.scores import HUMAN, LLM
 from physgrade.tasks import Task
 
 

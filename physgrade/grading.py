@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from physgrade.levels import Levels, levels_of
 from physgrade.project import Project
 from physgrade.queries import Question, question
+from physgrade.raters import is_grader, is_named_person
 from physgrade.rubric import Rubric, rubric_for_kind
-from physgrade.scores import is_grader, is_named_person
 from physgrade.template import ParsedSolution, from_stored
 
 

@@ -25,12 +25,12 @@ from physgrade.changes import NOTHING, Changes, Kind
 from physgrade.formats import FormatError, ImportErrors, Record
 from physgrade.orphans import die_with, starting_workers
 from physgrade.project import Project, ProjectError, now_iso
+from physgrade.raters import HUMAN, LLM, is_kind, rater_id
 from physgrade.rubric import RUBRICS, rubric_for_kind
 from physgrade.score_history import attributed, imported_from
-from physgrade.scores import HUMAN, LLM, is_kind, rater_id
-from physgrade.validation import reviews, sampling
 from physgrade.tasks import Task
 from physgrade.template import scan
+from physgrade.validation import reviews, sampling
 
 MAX_ERRORS = 20
 #: Template parsing is spread over worker processes only where forking is reliable.

@@ -2,7 +2,7 @@
 
 The file runs in WAL mode with foreign keys on, so a crash or kill loses at most the write in
 flight. Writes live with their concept and each returns the :class:`~physgrade.changes.Changes`
-it made: scores and raters in :mod:`physgrade.scores`, Bloom labels in
+it made: scores in :mod:`physgrade.scores`, raters in :mod:`physgrade.raters`, Bloom labels in
 :mod:`physgrade.annotation.labels`, reviews of judge verdicts in
 :mod:`physgrade.validation.reviews`, duplicate decisions in :mod:`physgrade.dedup.pairs`,
 adjudicators' final values of criteria in :mod:`physgrade.team.adjudication`. Expert
@@ -16,8 +16,8 @@ import re
 import sqlite3
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
-from functools import cached_property
 from datetime import datetime, timezone
+from functools import cached_property
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator

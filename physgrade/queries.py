@@ -10,8 +10,9 @@ import json
 from dataclasses import asdict, dataclass
 
 from physgrade.project import Project
+from physgrade.raters import is_person
 from physgrade.rubric import GRADED_RUBRICS
-from physgrade.scores import is_person
+from physgrade.selection import NONE
 from physgrade.template import ParsedSolution, from_stored
 
 #: Tables counted by :func:`project_info`, with the names users see.
@@ -66,8 +67,8 @@ def project_info(project: Project) -> ProjectInfo:
                              "GROUP BY model ORDER BY model").fetchall()
     models = {model: count for model, count, _ in per_model}
     compliant_by_model = {model: compliant for model, _, compliant in per_model}
-    topics = dict(conn.execute("SELECT coalesce(topic, '(none)'), COUNT(*) FROM questions "
-                               "GROUP BY topic ORDER BY topic"))
+    topics = dict(conn.execute("SELECT coalesce(topic, ?), COUNT(*) FROM questions "
+                               "GROUP BY topic ORDER BY topic", (NONE,)))
     raters = [RaterInfo(*row) for row in conn.execute(
         "SELECT r.name, r.kind, r.prompt_version, (SELECT COUNT(*) FROM assessments a "
         "WHERE a.rater_id = r.id), (SELECT COUNT(*) FROM bloom_labels b WHERE b.annotator_id = "

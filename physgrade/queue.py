@@ -9,13 +9,14 @@ for the list. Only the text search reads the texts themselves.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from physgrade.changes import Changes
 from physgrade.project import Project, now_iso
+from physgrade.raters import HUMAN, ensure_rater, is_named_person, is_person, person_id
 from physgrade.rubric import rubric_for_kind
-from physgrade.scores import HUMAN, ensure_rater, is_named_person, is_person, person_id
+from physgrade.selection import RESPONSE_FACETS, shown
 
 #: How far the grader has got with an item.
 GRADED, STARTED, NOT_STARTED = "graded", "started", "not started"
@@ -28,12 +29,12 @@ COMPLIANCE = (COMPLIANT, NOT_COMPLIANT)
 #: Whether an item is assigned to the grader (see :mod:`physgrade.team.assign`).
 ASSIGNED, NOT_ASSIGNED = "assigned to me", "not assigned to me"
 ASSIGNMENT = (ASSIGNED, NOT_ASSIGNED)
-NO_VALUE = "(none)"
 
 
 @dataclass(slots=True)
 class QueueItem:
-    """One response in the queue. ``scored`` (by this grader) changes as they grade."""
+    """One response in the queue. ``scored`` (by this grader) changes as they grade. Its
+    response facets are the attributes named as the facets are (:mod:`physgrade.selection`)."""
 
     response_id: str
     question_id: str
@@ -58,7 +59,9 @@ class QueueItem:
 @dataclass(frozen=True, slots=True)
 class QueueFilter:
     """Which items to show. Each facet is a set of accepted values (empty: any); the facets
-    combine with AND, the values within one facet with OR."""
+    combine with AND, the values within one facet with OR. The response facets are those of
+    :data:`physgrade.selection.RESPONSE_FACETS`, a missing value shown as
+    :data:`~physgrade.selection.NONE`; the others are the queue's own."""
 
     models: frozenset[str] = frozenset()
     topics: frozenset[str] = frozenset()
@@ -73,10 +76,10 @@ class QueueFilter:
     matching: frozenset[str] | None = field(default=None, compare=False)  # ids the search found
 
     def matches(self, item: QueueItem) -> bool:
-        return ((not self.models or item.model in self.models)
-                and (not self.topics or (item.topic or NO_VALUE) in self.topics)
-                and (not self.kinds or item.kind in self.kinds)
-                and (not self.bloom or (item.bloom or NO_VALUE) in self.bloom)
+        return ((not self.models or shown(item.model) in self.models)
+                and (not self.topics or shown(item.topic) in self.topics)
+                and (not self.kinds or shown(item.kind) in self.kinds)
+                and (not self.bloom or shown(item.bloom) in self.bloom)
                 and (not self.compliance
                      or (COMPLIANT if item.compliant else NOT_COMPLIANT) in self.compliance)
                 and (not self.mine or item.progress in self.mine)
@@ -98,7 +101,7 @@ class QueueFilter:
         try:
             data = json.loads(text or "{}")
             facets: dict[str, Any] = {key: frozenset(value) if isinstance(value, list) else str(value)
-                                      for key, value in data.items() if key in _FACETS}
+                                      for key, value in data.items() if key in _STORED}
             return cls(**facets)
         except (ValueError, TypeError, AttributeError):  # AttributeError: JSON but not an object
             return cls()
@@ -109,8 +112,8 @@ class QueueFilter:
         return replace(self, search=text, matching=search(project, text) if text else None)
 
 
-_FACETS = {"models", "topics", "kinds", "bloom", "compliance", "mine", "others", "assignment",
-           "samples", "search"}
+#: The fields of a stored filter (the search's results are not stored).
+_STORED = {f.name for f in fields(QueueFilter)} - {"matching"}
 
 
 def load_queue(project: Project, grader: str) -> list[QueueItem]:
@@ -160,10 +163,8 @@ def search(project: Project, text: str) -> frozenset[str]:
 def facet_values(items: list[QueueItem]) -> dict[str, list[str]]:
     """The values each data facet takes in this project, for the filter menus (no estimation
     sample: no values for ``samples``)."""
-    def values(get) -> list[str]:
-        return sorted({get(item) or NO_VALUE for item in items})
-    return {"models": values(lambda i: i.model), "topics": values(lambda i: i.topic),
-            "kinds": values(lambda i: i.kind), "bloom": values(lambda i: i.bloom),
+    return {**{facet.key: sorted({shown(getattr(item, facet.name)) for item in items})
+               for facet in RESPONSE_FACETS},
             "compliance": list(COMPLIANCE), "mine": list(MY_PROGRESS),
             "others": list(OTHERS_PROGRESS), "assignment": list(ASSIGNMENT),
             "samples": sorted({name for item in items for name in item.samples})}

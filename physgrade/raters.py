@@ -1,15 +1,120 @@
-"""Raters as people name them on the command line and in dialogs: a judge as ``NAME [VERSION]``
-(or by a name it bears under one prompt version only), a reference as ``consensus`` or a
-grader's name. Each resolves to the rater label reports use, or is refused with the choices."""
+"""Raters: who they are, how SQL tells them apart, how reports name them, and how people name
+them on the command line and in dialogs.
+
+A rater is a person (kind ``human``), a language model under a prompt version (``llm``) or the
+rule checker under its settings (``rules``). This is the one place that knows who is a person:
+SQL that asks "is this rater a person?" uses :func:`is_person`, :func:`is_grader` or
+:func:`is_named_person`, so the condition is written once. Rater rows are made here
+(:func:`ensure_rater`); the scores they give are written by :mod:`physgrade.scores`.
+
+Reports name a judge ``NAME [VERSION]`` (:func:`rater_label`: a judge under another prompt
+version is another rater) and merge the people's grades into one :data:`HUMAN_CONSENSUS`
+rater. People name a judge as ``NAME [VERSION]`` (or by a name it bears under one prompt version
+only), a reference as ``consensus`` or a grader's name; :func:`judge_label` and
+:func:`reference_label` resolve each to the rater label reports use, or refuse it with the
+choices.
+"""
 
 from __future__ import annotations
 
-from physgrade.project import Project
-from physgrade.report.options import HUMAN_CONSENSUS, rater_label
-from physgrade.scores import HUMAN, is_grader
+from physgrade.changes import NOTHING, Changes, Kind
+from physgrade.project import Project, ProjectError
 
+#: The kinds of rater: a person, a language model (per prompt version), the rule checker.
+HUMAN, LLM, RULES = "human", "llm", "rules"
+RATER_KINDS = (HUMAN, LLM, RULES)
+#: The rater that stands for the people's agreed grade (see :func:`physgrade.score_tables.select`).
+HUMAN_CONSENSUS = "human consensus"
+#: The rater kind of the human consensus in a report's tables (no stored rater has it).
+CONSENSUS_KIND = "consensus"
 #: How the human consensus is named as a reference (``--reference consensus``).
 CONSENSUS = "consensus"
+#: A rater was made: a change of the raters alone, of no response or question.
+NEW_RATER = Changes.of(Kind.RATERS, responses=(), questions=())
+
+
+def check_kind(kind: str) -> str:
+    """``kind`` if it is one of :data:`RATER_KINDS`; raises ProjectError otherwise."""
+    if kind not in RATER_KINDS:
+        raise ProjectError(f"rater kind must be one of {', '.join(RATER_KINDS)}, not {kind!r}")
+    return kind
+
+
+def rater_label(name: str, prompt_version: str) -> str:
+    """How a rater is named in reports: a judge under another prompt version is another rater."""
+    return f"{name} [{prompt_version}]" if prompt_version else name
+
+
+# -- who is a person, in SQL --------------------------------------------------------------------
+
+
+def is_kind(kind: str, alias: str = "r") -> str:
+    """The SQL condition "rater ``alias`` is of ``kind``" (one of :data:`RATER_KINDS`)."""
+    return f"{alias}.kind = '{check_kind(kind)}'"
+
+
+def is_person(alias: str = "r") -> str:
+    """The SQL condition "rater ``alias`` is a person"."""
+    return is_kind(HUMAN, alias)
+
+
+def is_grader(alias: str = "r") -> str:
+    """The SQL condition "rater ``alias`` is a person who grades": a rater of kind human
+    without a prompt version."""
+    return f"{is_person(alias)} AND {alias}.prompt_version = ''"
+
+
+def is_named_person(alias: str = "r") -> str:
+    """The SQL condition "rater ``alias`` is the person named ``?``" (one parameter: the name)."""
+    return f"{alias}.name = ? AND {is_grader(alias)}"
+
+
+# -- rater rows ---------------------------------------------------------------------------------
+
+
+def ensure_rater(project: Project, name: str, kind: str,
+                 prompt_version: str = "") -> tuple[int, Changes]:
+    """The id of a rater, created on first use (then the changes are :data:`NEW_RATER`). A
+    name keeps the kind it was made with."""
+    check_kind(kind)
+    if not name.strip():
+        raise ProjectError("a rater needs a name")
+    known = existing_rater(project, name, kind, prompt_version)
+    if known is not None:
+        return known, NOTHING
+    created = project.conn.execute(
+        "INSERT INTO raters (name, kind, prompt_version) VALUES (?, ?, ?)",
+        (name, kind, prompt_version)).lastrowid
+    assert created is not None  # an INSERT sets it
+    return created, NEW_RATER
+
+
+def existing_rater(project: Project, name: str, kind: str, prompt_version: str = "") -> int | None:
+    """The id of the rater ``name`` if there is one, without making one; refuses one of
+    another kind than ``kind`` (a name keeps the kind it was made with), so that a plan can
+    refuse before it writes what :func:`ensure_rater` would refuse."""
+    row = project.conn.execute("SELECT id, kind FROM raters WHERE name = ? AND prompt_version = ?",
+                               (name, prompt_version)).fetchone()
+    if row is None:
+        return None
+    if row[1] != kind:
+        raise ProjectError(f"{name!r} is already a rater of kind {row[1]!r}, not {kind!r}")
+    return row[0]
+
+
+def rater_id(project: Project, name: str, kind: str, prompt_version: str = "") -> int:
+    """The id of a rater, created on first use. A name keeps the kind it was made with."""
+    return ensure_rater(project, name, kind, prompt_version)[0]
+
+
+def person_id(project: Project, name: str) -> int | None:
+    """A person's rater id, without making one (reading creates no rater)."""
+    row = project.conn.execute(f"SELECT r.id FROM raters r WHERE {is_named_person()}",
+                               (name,)).fetchone()
+    return row[0] if row else None
+
+
+# -- raters as people name them -----------------------------------------------------------------
 
 
 def judge_label(project: Project, judge: str) -> str:

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from physgrade.project import Project
-from physgrade.report.options import rater_label
+from physgrade.raters import rater_label
 from physgrade.rubric import RUBRICS
 from physgrade.tasks import Task
 

@@ -20,16 +20,14 @@ import numpy as np
 import pandas as pd
 
 from physgrade.project import Project
-from physgrade.report.options import HUMAN_CONSENSUS, RESPONSE_FACETS, ReportFilter
+from physgrade.raters import CONSENSUS_KIND, HUMAN, HUMAN_CONSENSUS
 from physgrade.rubric import FINAL_ANSWER, GRADED_RUBRICS, Rubric
 from physgrade.score_store import KEY_AT, KEYS, MISSING, NA, ScoreStore, consensus
-from physgrade.scores import HUMAN
+from physgrade.selection import RESPONSE_FACETS, ResponseFilter
 from physgrade.tasks import Task
 
 #: Every criterion of those rubrics, in rubric order, each once.
 SHEET_CRITERIA = tuple(dict.fromkeys(key for rubric in GRADED_RUBRICS for key in rubric.keys))
-#: The rater kind of the human consensus.
-CONSENSUS_KIND = "consensus"
 
 
 @dataclass(frozen=True, eq=False)
@@ -40,7 +38,7 @@ class ScoreData:
     topic, kind, bloom_cognitive, bloom_knowledge, compliant, multiple_choice, variant_of,
     region. ``lengths``: their lengths in characters. ``judges`` and ``graders``: the raters
     with a score among them (labels, sorted); ``kinds``: every rater's kind, the consensus's
-    :data:`CONSENSUS_KIND`. ``ids``: the responses in id order, the rows of ``codes``
+    :data:`~physgrade.raters.CONSENSUS_KIND`. ``ids``: the responses in id order, the rows of ``codes``
     (criterion of :data:`~physgrade.score_store.KEYS` × response × rater of ``columns``: the
     value, :data:`~physgrade.score_store.NA` or :data:`~physgrade.score_store.MISSING`).
     ``adjudicated``: how many of the consensus values are an adjudicator's decisions.
@@ -111,14 +109,14 @@ class ScoreData:
                 pd.DataFrame(given, index=ids, columns=list(rubric.keys)))
 
 
-def load(project: Project, report_filter: ReportFilter = ReportFilter(),
+def load(project: Project, report_filter: ResponseFilter = ResponseFilter(),
          task: Task | None = None) -> ScoreData:
     """Every score of the responses and raters the filter lets through, and the consensus
     (reads the whole project: several selections of one store read it once)."""
     return select(ScoreStore.read(project, task), report_filter)
 
 
-def select(store: ScoreStore, report_filter: ReportFilter = ReportFilter()) -> ScoreData:
+def select(store: ScoreStore, report_filter: ResponseFilter = ResponseFilter()) -> ScoreData:
     """The responses and raters of ``store`` that the filter lets through, and the people's
     consensus among them: an adjudicator's decision where there is one, else the majority
     (:func:`~physgrade.score_store.consensus`). Adjudicators' decisions on the responses
@@ -126,10 +124,10 @@ def select(store: ScoreStore, report_filter: ReportFilter = ReportFilter()) -> S
     value, even where nobody scored the criterion."""
     responses = store.responses
     keep = np.ones(len(responses), dtype=bool)
-    for field, column in RESPONSE_FACETS.items():
-        wanted = getattr(report_filter, field)
+    for facet in RESPONSE_FACETS:
+        wanted = getattr(report_filter, facet.key)
         if wanted:
-            keep &= responses[column].isin(wanted).to_numpy()
+            keep &= responses[facet.attribute].isin(wanted).to_numpy()
     raters = store.raters
     people = (raters["kind"] == HUMAN).to_numpy()
     wanted_raters = np.ones(len(raters), dtype=bool)

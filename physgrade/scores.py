@@ -1,16 +1,13 @@
-"""Scores and raters: the one module that writes them, and the one place that knows who is a person.
+"""Scores: the one module that writes them, but for two bulk paths.
 
-A rater is a person (kind ``human``), a language model under a prompt version (``llm``) or the
-rule checker under its settings (``rules``). A person's grade is written one criterion at a
-time by :func:`set_score`, :func:`set_note` and :func:`clear_score`, each validated against the
-rubric and committed at once (the schema's triggers keep the history); judges and the rule
-checker store whole verdicts through :func:`write`, inside their own transactions. Every
-``INSERT INTO scores`` of the package is here, but for one: merging a grader pack
-(:mod:`physgrade.team.merge`) brings hundreds of thousands of scores in as one set operation,
-after checking each against the rubric.
-
-SQL that asks "is this rater a person?" uses :func:`is_person`, :func:`is_grader` or
-:func:`is_named_person`, so the condition is written once.
+A person's grade is written one criterion at a time by :func:`set_score`, :func:`set_note` and
+:func:`clear_score`, each validated against the rubric and committed at once (the schema's
+triggers keep the history); judges and the rule checker store whole verdicts through
+:func:`write`, inside their own transactions. Two writers bring many scores in at once with SQL
+of their own, after checking each against the rubric: the importer
+(:mod:`physgrade.importer`), which writes a file's grades and verdicts table by table in bulk,
+and merging a grader pack (:mod:`physgrade.team.merge`), one set operation over hundreds of
+thousands of scores. Who gives a score, and who is a person, is :mod:`physgrade.raters`'s.
 """
 
 from __future__ import annotations
@@ -20,83 +17,8 @@ from typing import Mapping
 
 from physgrade.changes import NOTHING, Changes, Kind
 from physgrade.project import Project, ProjectError, now_iso
+from physgrade.raters import HUMAN, ensure_rater, is_named_person
 from physgrade.rubric import RUBRICS, Rubric, ScoreError, rubric_for_kind
-
-#: The kinds of rater: a person, a language model (per prompt version), the rule checker.
-HUMAN, LLM, RULES = "human", "llm", "rules"
-RATER_KINDS = (HUMAN, LLM, RULES)
-#: A rater was made: a change of the raters alone, of no response or question.
-NEW_RATER = Changes.of(Kind.RATERS, responses=(), questions=())
-
-
-def is_kind(kind: str, alias: str = "r") -> str:
-    """The SQL condition "rater ``alias`` is of ``kind``" (one of :data:`RATER_KINDS`)."""
-    if kind not in RATER_KINDS:
-        raise ValueError(f"rater kind must be one of {', '.join(RATER_KINDS)}, not {kind!r}")
-    return f"{alias}.kind = '{kind}'"
-
-
-def is_person(alias: str = "r") -> str:
-    """The SQL condition "rater ``alias`` is a person"."""
-    return is_kind(HUMAN, alias)
-
-
-def is_grader(alias: str = "r") -> str:
-    """The SQL condition "rater ``alias`` is a person who grades": a rater of kind human
-    without a prompt version."""
-    return f"{is_person(alias)} AND {alias}.prompt_version = ''"
-
-
-def is_named_person(alias: str = "r") -> str:
-    """The SQL condition "rater ``alias`` is the person named ``?``" (one parameter: the name)."""
-    return f"{alias}.name = ? AND {is_grader(alias)}"
-
-
-# -- raters -------------------------------------------------------------------------------------
-
-
-def ensure_rater(project: Project, name: str, kind: str,
-                 prompt_version: str = "") -> tuple[int, Changes]:
-    """The id of a rater, created on first use (then the changes are :data:`NEW_RATER`). A
-    name keeps the kind it was made with."""
-    if kind not in RATER_KINDS:
-        raise ProjectError(f"rater kind must be one of {', '.join(RATER_KINDS)}, not {kind!r}")
-    if not name.strip():
-        raise ProjectError("a rater needs a name")
-    known = existing_rater(project, name, kind, prompt_version)
-    if known is not None:
-        return known, NOTHING
-    created = project.conn.execute(
-        "INSERT INTO raters (name, kind, prompt_version) VALUES (?, ?, ?)",
-        (name, kind, prompt_version)).lastrowid
-    assert created is not None  # an INSERT sets it
-    return created, NEW_RATER
-
-
-def existing_rater(project: Project, name: str, kind: str, prompt_version: str = "") -> int | None:
-    """The id of the rater ``name`` if there is one, without making one; refuses one of
-    another kind than ``kind`` (a name keeps the kind it was made with), so that a plan can
-    refuse before it writes what :func:`ensure_rater` would refuse."""
-    row = project.conn.execute("SELECT id, kind FROM raters WHERE name = ? AND prompt_version = ?",
-                               (name, prompt_version)).fetchone()
-    if row is None:
-        return None
-    if row[1] != kind:
-        raise ProjectError(f"{name!r} is already a rater of kind {row[1]!r}, not {kind!r}")
-    return row[0]
-
-
-def rater_id(project: Project, name: str, kind: str, prompt_version: str = "") -> int:
-    """The id of a rater, created on first use. A name keeps the kind it was made with."""
-    return ensure_rater(project, name, kind, prompt_version)[0]
-
-
-def person_id(project: Project, name: str) -> int | None:
-    """A person's rater id, without making one (reading creates no rater)."""
-    row = project.conn.execute(f"SELECT r.id FROM raters r WHERE {is_named_person()}",
-                               (name,)).fetchone()
-    return row[0] if row else None
-
 
 # -- what is scored -----------------------------------------------------------------------------
 

@@ -11,18 +11,17 @@ from collections import defaultdict
 from typing import Collection, Sequence
 
 from physgrade.project import Project
+from physgrade.selection import BLOOM, MODEL, NAMED, TOPIC, shown
 
-#: Every facet a response can be stratified over, and the column each reads (``r`` the
-#: response, ``q`` its question).
-FACETS = {"topic": "q.topic", "bloom": "q.bloom_cognitive", "model": "r.model"}
-#: The stratum value of a response whose facet is missing (e.g. no Bloom level yet).
-NONE = "(none)"
+#: Every facet a response can be stratified over (by name, of :mod:`physgrade.selection`); a
+#: response whose facet is missing is in the stratum of :data:`physgrade.selection.NONE`.
+FACETS = (TOPIC.name, BLOOM.name, MODEL.name)
 #: The one stratum of a sample drawn over no facets.
 ALL = "(all)"
 SEPARATOR = " / "
 
 
-def checked(strata: Sequence[str], allowed: Collection[str] = tuple(FACETS)) -> tuple[str, ...]:
+def checked(strata: Sequence[str], allowed: Collection[str] = FACETS) -> tuple[str, ...]:
     """``strata`` as a tuple of facets, refusing a facet not ``allowed`` or named twice."""
     facets = tuple(strata)
     wrong = [facet for facet in facets if facet not in allowed]
@@ -38,14 +37,13 @@ def name(values: Sequence[object], facets: Sequence[str]) -> str:
     """A stratum's name: its facet values joined by :data:`SEPARATOR`, :data:`ALL` for none."""
     if not facets:
         return ALL
-    return SEPARATOR.join(NONE if value is None or str(value).strip() == "" else str(value)
-                          for value in values)
+    return SEPARATOR.join(shown(value) for value in values)
 
 
 def responses_by_stratum(project: Project, facets: Sequence[str]) -> dict[str, list[str]]:
     """Every response of the project by stratum over ``facets`` (checked ones), each stratum's
     ids sorted: a draw then depends on its seed and the data only."""
-    columns = ", ".join(FACETS[facet] for facet in facets) or "NULL"
+    columns = ", ".join(NAMED[facet].column for facet in facets) or "NULL"
     groups: dict[str, list[str]] = defaultdict(list)
     for rid, *values in project.conn.execute(
             f"SELECT r.id, {columns} FROM responses r JOIN questions q ON q.id = r.question_id "

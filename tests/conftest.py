@@ -6,9 +6,8 @@ every per-user folder there for the whole session (see its notes).
 
 from __future__ import annotations
 
-import os
-
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -135,6 +134,7 @@ def keyring_of_the_tests(tmp_path_factory):
 def app_settings(qapp, tmp_path: Path) -> Path:
     """Keep the app's settings (recent projects, the grader's name) out of the user's own."""
     from PySide6.QtCore import QCoreApplication, QSettings
+
     from physgrade_ui import style
 
     QCoreApplication.setOrganizationName("physgrade-tests")

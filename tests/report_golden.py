@@ -27,7 +27,8 @@ import numpy
 
 from physgrade.project import Project
 from physgrade.report.model import Figure, Report
-from physgrade.report.options import ReportFilter, ReportOptions
+from physgrade.report.options import ReportOptions
+from physgrade.selection import ResponseFilter
 
 GOLDEN = Path(__file__).resolve().parent / "data" / "report_golden.json.gz"
 #: Responses in the generated project: enough for every table, quick enough for a test.
@@ -39,20 +40,20 @@ RUN_SETTINGS = ("created_at", "project", "physgrade")
 #: unfiltered and narrowed by each facet, and the generated study project, larger.
 CASES: list[tuple[str, str, ReportOptions]] = [
     ("demo", "demo", ReportOptions()),
-    ("demo-model", "demo", ReportOptions(ReportFilter(models=frozenset({"orbit-7b"})))),
-    ("demo-topic", "demo", ReportOptions(ReportFilter(topics=frozenset({"Mechanics"})))),
+    ("demo-model", "demo", ReportOptions(ResponseFilter(models=frozenset({"orbit-7b"})))),
+    ("demo-topic", "demo", ReportOptions(ResponseFilter(topics=frozenset({"Mechanics"})))),
     ("demo-judge", "demo",
-     ReportOptions(ReportFilter(judges=frozenset({"arbiter-mini [prefs-v1]"})))),
-    ("demo-grader", "demo", ReportOptions(ReportFilter(graders=frozenset({"expert-1"})))),
-    ("demo-bloom", "demo", ReportOptions(ReportFilter(bloom=frozenset({"Apply"})))),
+     ReportOptions(ResponseFilter(judges=frozenset({"arbiter-mini [prefs-v1]"})))),
+    ("demo-grader", "demo", ReportOptions(ResponseFilter(graders=frozenset({"expert-1"})))),
+    ("demo-bloom", "demo", ReportOptions(ResponseFilter(bloom=frozenset({"Apply"})))),
     ("demo-rater", "demo", ReportOptions(rater="arbiter-large [prefs-v1]")),
-    ("demo-model-kind", "demo", ReportOptions(ReportFilter(
+    ("demo-model-kind", "demo", ReportOptions(ResponseFilter(
         models=frozenset({"orbit-7b"}), kinds=frozenset({"conceptual"})))),
     ("generated", "generated", ReportOptions()),
-    ("generated-model", "generated", ReportOptions(ReportFilter(models=frozenset({"model-03"})))),
+    ("generated-model", "generated", ReportOptions(ResponseFilter(models=frozenset({"model-03"})))),
     ("generated-topic", "generated",
-     ReportOptions(ReportFilter(topics=frozenset({"Mechanics"})))),
-    ("generated-bloom", "generated", ReportOptions(ReportFilter(bloom=frozenset({"Apply"})))),
+     ReportOptions(ResponseFilter(topics=frozenset({"Mechanics"})))),
+    ("generated-bloom", "generated", ReportOptions(ResponseFilter(bloom=frozenset({"Apply"})))),
 ]
 
 

@@ -15,7 +15,7 @@ from scipy import stats
 from physgrade import analyses, score_tables
 from physgrade.demo import build_demo
 from physgrade.project import Project
-from physgrade.report.options import HUMAN_CONSENSUS
+from physgrade.raters import HUMAN_CONSENSUS
 from physgrade.rubric import CONCEPTUAL, PREFS, rubric_for_kind
 from physgrade.score_store import KEYS, MISSING, NA
 

@@ -11,8 +11,7 @@ import builtins
 import pytest
 import sympy
 
-from physgrade.answers import Check, Outcome, Settings
-from physgrade.answers import expr, extract, latex, units, vector
+from physgrade.answers import Check, Outcome, Settings, expr, extract, latex, units, vector
 from physgrade.answers.compare import check, infer_type
 from physgrade.answers.latex import Unparseable
 

@@ -12,8 +12,16 @@ import pytest
 pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import QPoint, QRect, QSize, Qt  # noqa: E402
-from PySide6.QtWidgets import (QAbstractButton, QApplication, QComboBox,  # noqa: E402
-                               QDialogButtonBox, QLabel, QLineEdit, QPushButton, QWidget)
+from PySide6.QtWidgets import (  # noqa: E402
+    QAbstractButton,
+    QApplication,
+    QComboBox,
+    QDialogButtonBox,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QWidget,
+)
 
 from conftest import page_dom, press, shot  # noqa: E402
 from physgrade.demo import DEMO_FILES, demo_data_dir  # noqa: E402

@@ -17,19 +17,30 @@ import pytest
 
 from conftest import question, write_jsonl
 from physgrade.annotation import adjudication, session
-from physgrade.annotation.figures import (FINAL, HUMAN_HUMAN, HUMAN_MODEL, Labels,
-                                          bloom_section, cognitive_by_topic, comparisons,
-                                          distribution, has_labels, read_labels, sources)
+from physgrade.annotation.figures import (
+    FINAL,
+    HUMAN_HUMAN,
+    HUMAN_MODEL,
+    Labels,
+    bloom_section,
+    cognitive_by_topic,
+    comparisons,
+    distribution,
+    has_labels,
+    read_labels,
+    sources,
+)
+from physgrade.annotation.labels import bloom_adjudication, set_bloom_final, set_bloom_label
 from physgrade.annotation.session import BloomItem, Label
 from physgrade.changes import Changes, Kind
 from physgrade.cli import main
 from physgrade.importer import import_file
 from physgrade.project import Project, ProjectError, migrations
-from physgrade.annotation.labels import bloom_adjudication, set_bloom_final, set_bloom_label
 from physgrade.report.build import build_report
-from physgrade.report.options import ReportFilter, ReportOptions
+from physgrade.report.options import ReportOptions
 from physgrade.report.writers import write_report
 from physgrade.rubric import ScoreError
+from physgrade.selection import ResponseFilter
 from physgrade.taxonomy import BLOOM_COGNITIVE, BLOOM_KNOWLEDGE
 
 # Eight questions, all imported as Apply / Procedural; q-1..q-4 Mechanics, q-5..q-8 Optics.
@@ -178,7 +189,7 @@ def test_distribution_tables(labels: Labels) -> None:
     assert by_topic[("Mechanics", "Remember")] == (1, 0.25)
     assert by_topic[("Optics", "Apply")] == (3, 0.75)
     assert by_topic[("Optics", "Remember")] == (1, 0.25)
-    narrowed = distribution(labels, "cognitive", ReportFilter(topics=frozenset({"Optics"})))
+    narrowed = distribution(labels, "cognitive", ResponseFilter(topics=frozenset({"Optics"})))
     assert sum(s.count for s in narrowed) == 4
 
 
@@ -186,28 +197,28 @@ def test_a_filter_narrows_the_labels_read_without_reading_again(labelled: Projec
     labels = read_labels(labelled)
     labelled.close()  # from here on, any query would fail: a filter change reads nothing
 
-    def compared(report_filter: ReportFilter) -> set[tuple[str, str, str, int]]:
+    def compared(report_filter: ResponseFilter) -> set[tuple[str, str, str, int]]:
         return {(c.dimension, c.first, c.second, c.n)
                 for c in comparisons(labels, report_filter) if c.dimension == "cognitive"}
 
     assert sources(labels) == {"adjudicated": 0, "consensus": 5, "imported": 3}
     # Optics (q-5..q-8): ana and ben agree on q-6 and q-8 only.
-    optics = ReportFilter(topics=frozenset({"Optics"}))
+    optics = ResponseFilter(topics=frozenset({"Optics"}))
     assert sources(labels, optics) == {"adjudicated": 0, "consensus": 2, "imported": 2}
     assert ("cognitive", "ana", "ben", 4) in compared(optics)
     # Facets combine with AND: Mechanics questions whose final level is Apply are q-3 and q-4.
-    mechanics_apply = ReportFilter(topics=frozenset({"Mechanics"}), bloom=frozenset({"Apply"}))
+    mechanics_apply = ResponseFilter(topics=frozenset({"Mechanics"}), bloom=frozenset({"Apply"}))
     assert sum(s.count for s in distribution(labels, "cognitive", mechanics_apply)) == 2
     assert ("cognitive", "ana", "ben", 2) in compared(mechanics_apply)
     # Values combine with OR.
-    both = ReportFilter(topics=frozenset({"Mechanics", "Optics"}))
-    assert compared(both) == compared(ReportFilter())
+    both = ResponseFilter(topics=frozenset({"Mechanics", "Optics"}))
+    assert compared(both) == compared(ResponseFilter())
     # Graders narrow the people, judges the models.
-    assert compared(ReportFilter(graders=frozenset({"ana"}))) == {
+    assert compared(ResponseFilter(graders=frozenset({"ana"}))) == {
         ("cognitive", "ana", "sage", 8), ("cognitive", FINAL, "sage", 8)}
-    assert compared(ReportFilter(judges=frozenset({"nobody"}))) == {
+    assert compared(ResponseFilter(judges=frozenset({"nobody"}))) == {
         ("cognitive", "ana", "ben", 8)}
-    conceptual = ReportFilter(kinds=frozenset({"conceptual"}))   # every question is a problem
+    conceptual = ResponseFilter(kinds=frozenset({"conceptual"}))   # every question is a problem
     assert comparisons(labels, conceptual) == []
     assert sources(labels, conceptual) == {"adjudicated": 0, "consensus": 0, "imported": 0}
     section = bloom_section(labels, 5, optics)

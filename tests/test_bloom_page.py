@@ -11,10 +11,9 @@ import pytest
 pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import Qt  # noqa: E402
-from PySide6.QtWidgets import (QAbstractButton, QApplication, QComboBox, QLabel,  # noqa: E402
-                               QWidget)
+from PySide6.QtWidgets import QAbstractButton, QApplication, QComboBox, QLabel, QWidget  # noqa: E402
 
-from conftest import press, shot, page_text  # noqa: E402
+from conftest import page_text, press, shot  # noqa: E402
 from physgrade.annotation.labels import set_bloom_label  # noqa: E402
 from physgrade.project import Project  # noqa: E402
 from physgrade_ui.bloom import BloomPage  # noqa: E402

@@ -24,11 +24,21 @@ import pytest
 
 from conftest import question, write_jsonl
 from fake_anthropic import Fault
+from physgrade.changes import NOTHING, Changes, Kind
 from physgrade.dedup import engine, lexical, pairs, semantic, vectors
 from physgrade.dedup.audit import DEFAULT_COSINE, DEFAULT_JACCARD, Thresholds, compare
-from physgrade.dedup.engine import (COREML, CPU, CUDA, DIRECTML, MAX_BATCH, TOKEN_BUDGET, Embedder,
-                                    default_providers)
+from physgrade.dedup.engine import (
+    COREML,
+    CPU,
+    CUDA,
+    DIRECTML,
+    MAX_BATCH,
+    TOKEN_BUDGET,
+    Embedder,
+    default_providers,
+)
 from physgrade.dedup.models import DEFAULT_MODEL, QUANTIZED_NAME, ModelError, resolve
+from physgrade.dedup.pairs import set_duplicate_decision
 from physgrade.dedup.run import audit_project, embed_project
 from physgrade.dedup.texts import WITHIN, TextSet, load_set, project_questions
 from physgrade.formats import FormatError
@@ -40,8 +50,6 @@ from physgrade.judge.purposes import run_plan
 from physgrade.judge.scope import Scope
 from physgrade.judge.tools import DuplicateLabel
 from physgrade.project import Project, ProjectError, migrations
-from physgrade.changes import NOTHING, Changes, Kind
-from physgrade.dedup.pairs import set_duplicate_decision
 
 MODEL = "claude-haiku-4-5"
 #: The demo's planted near-duplicates (see resources/demo/README.md).

@@ -7,8 +7,7 @@ import math
 import pytest
 from scipy import stats
 
-from physgrade.stats.describe import (clustered_proportion, mean, mean_difference, proportion,
-                                      welch_difference)
+from physgrade.stats.describe import clustered_proportion, mean, mean_difference, proportion, welch_difference
 
 Z = 1.959963984540054  # the normal quantile of a 95% interval
 T2 = 4.302652729911275  # the t quantile of a 95% interval with 2 degrees of freedom

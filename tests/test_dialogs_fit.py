@@ -15,8 +15,15 @@ import pytest
 pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import QPoint, QRect  # noqa: E402
-from PySide6.QtWidgets import (QAbstractButton, QApplication, QDialog,  # noqa: E402
-                               QDialogButtonBox, QMessageBox, QPushButton, QWidget)
+from PySide6.QtWidgets import (  # noqa: E402
+    QAbstractButton,
+    QApplication,
+    QDialog,
+    QDialogButtonBox,
+    QMessageBox,
+    QPushButton,
+    QWidget,
+)
 
 from conftest import grading_window  # noqa: E402
 from fake_anthropic import FakeAnthropic  # noqa: E402

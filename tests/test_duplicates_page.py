@@ -29,8 +29,7 @@ from physgrade.judge.tools import DuplicateLabel  # noqa: E402
 from physgrade.project import Project  # noqa: E402
 from physgrade.tasks import Cancelled, Task  # noqa: E402
 from physgrade_ui import duplicates  # noqa: E402
-from physgrade_ui.duplicates import (AuditDialog, AuditRequest, DuplicatesPage,  # noqa: E402
-                                     diff_html)
+from physgrade_ui.duplicates import AuditDialog, AuditRequest, DuplicatesPage, diff_html  # noqa: E402
 from physgrade_ui.main_window import MainWindow  # noqa: E402
 from physgrade_ui.progress import ProgressDialog  # noqa: E402
 

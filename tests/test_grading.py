@@ -9,12 +9,24 @@ from physgrade.changes import NOTHING, Changes, Kind
 from physgrade.grading import Given, compare, graders, grading_item
 from physgrade.project import Project
 from physgrade.queries import graded_responses, question_rows
-from physgrade.scores import (clear_score, is_named_person, is_person, person_id, rater_id,
-                              set_note, set_score)
-from physgrade.queue import (BY_NO_OTHER, BY_OTHERS, GRADED, NOT_COMPLIANT, NOT_STARTED, STARTED,
-                             Position, QueueFilter, facet_values, load_position, load_queue,
-                             save_position, search)
+from physgrade.queue import (
+    BY_NO_OTHER,
+    BY_OTHERS,
+    GRADED,
+    NOT_COMPLIANT,
+    NOT_STARTED,
+    STARTED,
+    Position,
+    QueueFilter,
+    facet_values,
+    load_position,
+    load_queue,
+    save_position,
+    search,
+)
+from physgrade.raters import is_named_person, is_person, person_id, rater_id
 from physgrade.rubric import ScoreError
+from physgrade.scores import clear_score, set_note, set_score
 from physgrade.team.progress import grader_progress
 
 

@@ -16,13 +16,13 @@ from physgrade.changes import NOTHING, Changes, Kind
 from physgrade.judge import batches, bloom, verdicts
 from physgrade.judge.client import connect
 from physgrade.judge.pricing import price_for
-from physgrade.judge.purposes import run_plan
 from physgrade.judge.prompts import RUBRIC_OF, PromptError, Prompts, defuse, rubric_field
+from physgrade.judge.purposes import run_plan
 from physgrade.judge.runner import STOP_AFTER_ERRORS
 from physgrade.judge.scope import Scope
 from physgrade.judge.tools import InvalidOutput, read_scores, score_tool
-from physgrade.report.options import ReportFilter
 from physgrade.rubric import CONCEPTUAL, PREFS
+from physgrade.selection import ResponseFilter
 
 MODEL = "claude-haiku-4-5"
 BAD = {key: {"score": 1, "rationale": "fine"} for key in PREFS.keys} | {
@@ -298,11 +298,11 @@ def test_a_service_that_keeps_failing_stops_the_run(demo, prompts, fake):
 
 
 def test_scope_narrows_a_run_and_refuses_rater_facets(loaded, prompts):
-    plan = verdicts.plan(loaded, MODEL, prompts, Scope(ReportFilter(models=frozenset(
+    plan = verdicts.plan(loaded, MODEL, prompts, Scope(ResponseFilter(models=frozenset(
         {"quark-lm-3"}))))
     assert plan.pending == ("r-2",)
-    plan = verdicts.plan(loaded, MODEL, prompts, Scope(ReportFilter(kinds=frozenset(
+    plan = verdicts.plan(loaded, MODEL, prompts, Scope(ResponseFilter(kinds=frozenset(
         {"conceptual"}))))
     assert plan.pending == ("r-3",)
     with pytest.raises(ValueError, match="cannot be narrowed by graders"):
-        verdicts.plan(loaded, MODEL, prompts, Scope(ReportFilter(graders=frozenset({"x"}))))
+        verdicts.plan(loaded, MODEL, prompts, Scope(ResponseFilter(graders=frozenset({"x"}))))

@@ -16,10 +16,10 @@ from physgrade.changes import Changes, Kind
 from physgrade.formats import ImportErrors
 from physgrade.importer import import_file
 from physgrade.project import Project, ProjectError, migrations
-from physgrade.validation.reviews import set_review_agreement, set_review_verdict
-from physgrade.scores import rater_id
+from physgrade.raters import rater_id
 from physgrade.rubric import ScoreError
 from physgrade.validation import blind, reviews, sampling, session
+from physgrade.validation.reviews import set_review_agreement, set_review_verdict
 
 LARGE, MINI = "arbiter-large [prefs-v1]", "arbiter-mini [prefs-v1]"
 TOPICS = ("Mechanics", "Optics", "Thermodynamics")

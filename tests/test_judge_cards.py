@@ -9,21 +9,33 @@ import pandas as pd
 import pytest
 
 from conftest import question, response, write_jsonl
-from physgrade import score_tables, scores
+from physgrade import raters, score_tables, scores
 from physgrade.cli import main
 from physgrade.importer import import_file
 from physgrade.judge.client import connect
 from physgrade.judge.prompts import Prompts
 from physgrade.project import Project
 from physgrade.refinement import refine
-from physgrade.report.judge_cards import (CAUTION, LENGTH_SLOPE_CAUTION, MIN_GRADED_BY_BOTH,
-                                          REVIEW, TRUSTWORTHY, Agreement, JudgeCard, LengthBias,
-                                          StageLeniency, findings, judge_cards,
-                                          judge_cards_section, read_versions, stage_shares)
+from physgrade.report.judge_cards import (
+    CAUTION,
+    LENGTH_SLOPE_CAUTION,
+    MIN_GRADED_BY_BOTH,
+    REVIEW,
+    TRUSTWORTHY,
+    Agreement,
+    JudgeCard,
+    LengthBias,
+    StageLeniency,
+    findings,
+    judge_cards,
+    judge_cards_section,
+    read_versions,
+    stage_shares,
+)
 from physgrade.report.model import Report
-from physgrade.report.options import ReportFilter
 from physgrade.report.writers import report_html
 from physgrade.rubric import CONCEPTUAL, PREFS
+from physgrade.selection import ResponseFilter
 from physgrade.stats.describe import proportion
 from physgrade.stats.estimate import Estimate
 from physgrade.tasks import Task
@@ -88,9 +100,9 @@ def generous(i: int) -> dict[str, int]:
 
 
 def write_verdicts(project: Project, name: str, version: str, stamp: str, scoring,
-                   kind: str = scores.LLM, ids: range = range(RESPONSES)) -> None:
+                   kind: str = raters.LLM, ids: range = range(RESPONSES)) -> None:
     with project.transaction():
-        rater, _ = scores.ensure_rater(project, name, kind, version)
+        rater, _ = raters.ensure_rater(project, name, kind, version)
         for i in ids:
             scores.write(project, rater, scores.scored(project, f"r-{i}"), scoring(i),
                          stamp=stamp)
@@ -119,7 +131,7 @@ def known(tmp_path_factory: pytest.TempPathFactory) -> Project:
                        ids=range(MIN_GRADED_BY_BOTH - 10))
         # The rule checker scores final answers only: it gets no card.
         write_verdicts(project, "rules", "exact", "2026-02-01T09:00:00.000Z",
-                       lambda i: {"ANS": expert_scores(i)["ANS"]}, kind=scores.RULES)
+                       lambda i: {"ANS": expert_scores(i)["ANS"]}, kind=raters.RULES)
         yield project
 
 
@@ -313,10 +325,10 @@ def test_a_stage_counts_only_where_scored_whole(loaded: Project) -> None:
 def test_no_section_without_a_judge_or_an_expert(known: Project, loaded: Project) -> None:
     empty = score_tables.load(loaded)
     assert judge_cards_section(read_versions(loaded), empty, 7, Task()) is None
-    no_expert = score_tables.load(known, ReportFilter(graders=frozenset({"nobody"})))
+    no_expert = score_tables.load(known, ResponseFilter(graders=frozenset({"nobody"})))
     assert not no_expert.graders and no_expert.judges
     assert judge_cards_section(read_versions(known), no_expert, 7, Task()) is None
-    rules_only = score_tables.load(known, ReportFilter(judges=frozenset({"rules [exact]"})))
+    rules_only = score_tables.load(known, ResponseFilter(judges=frozenset({"rules [exact]"})))
     assert rules_only.judges == ["rules [exact]"] and rules_only.graders == [EXPERT]
     assert judge_cards_section(read_versions(known), rules_only, 7, Task()) is None
 

@@ -9,7 +9,6 @@ import subprocess
 import sys
 import time
 
-
 from cancelling import CANCELLED, cancel_when
 from conftest import TEST_KEY as KEY
 from fake_anthropic import Fault

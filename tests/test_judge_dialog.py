@@ -15,11 +15,11 @@ from PySide6.QtWidgets import QLabel, QMessageBox  # noqa: E402
 from conftest import TEST_KEY, shot, wait_for  # noqa: E402
 from fake_anthropic import FakeAnthropic, Fault  # noqa: E402
 from physgrade.judge import verdicts  # noqa: E402
+from physgrade.judge.pricing import known_models  # noqa: E402
 from physgrade.judge.prompts import Prompts  # noqa: E402
+from physgrade.judge.runner import RunSummary  # noqa: E402
 from physgrade.judge.scope import Scope  # noqa: E402
 from physgrade.project import Project  # noqa: E402
-from physgrade.judge.pricing import known_models  # noqa: E402
-from physgrade.judge.runner import RunSummary  # noqa: E402
 from physgrade_ui.judge_dialog import RunJudgeDialog  # noqa: E402
 from physgrade_ui.main_window import MainWindow  # noqa: E402
 

@@ -6,8 +6,15 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from physgrade.stats.paired import (bias, confusion_matrix, mcnemar_exact, mean_absolute_difference,
-                                    pearson, sign_test, spearman)
+from physgrade.stats.paired import (
+    bias,
+    confusion_matrix,
+    mcnemar_exact,
+    mean_absolute_difference,
+    pearson,
+    sign_test,
+    spearman,
+)
 
 nan = np.nan
 Z = 1.959963984540054

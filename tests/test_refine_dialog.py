@@ -25,8 +25,7 @@ from physgrade.project import Project  # noqa: E402
 from physgrade.refinement import refine  # noqa: E402
 from physgrade_ui.judge_dialog import DEFAULT_MODEL  # noqa: E402
 from physgrade_ui.main_window import MainWindow  # noqa: E402
-from physgrade_ui.refine_dialog import (CONSENSUS_TITLE, COLUMNS, RefineJudgeDialog,  # noqa: E402
-                                        suggested_model)
+from physgrade_ui.refine_dialog import COLUMNS, CONSENSUS_TITLE, RefineJudgeDialog, suggested_model  # noqa: E402
 
 JUDGE = "arbiter-mini [prefs-v1]"
 RUN_MS = 30_000

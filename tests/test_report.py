@@ -15,13 +15,15 @@ from physgrade.changes import Changes, Kind
 from physgrade.cli import main
 from physgrade.importer import import_file
 from physgrade.project import Project
+from physgrade.raters import HUMAN_CONSENSUS
 from physgrade.report.build import build_report, draft_report, finish_section
 from physgrade.report.model import Report, Table, cell_parts
+from physgrade.report.options import ReportOptions
 from physgrade.report.writers import write_report
-from physgrade.report.options import HUMAN_CONSENSUS, ReportFilter, ReportOptions, report_choices
+from physgrade.score_cache import ScoreCache
+from physgrade.selection import ResponseFilter, filter_choices
 from physgrade.stats.describe import proportion
 from physgrade.stats.estimate import ALL_AGREE, Estimate
-from physgrade.score_cache import ScoreCache
 from physgrade.tasks import Cancelled, Task
 
 LARGE = "arbiter-large [prefs-v1]"
@@ -153,7 +155,7 @@ def test_settings_count_the_consensus_values(demo_path: Path, report: Report) ->
 def test_filters_narrow_the_report(demo_path: Path, report: Report) -> None:
     with Project.open(demo_path) as project:
         narrowed = build_report(project, ReportOptions(
-            ReportFilter(models=frozenset({"orbit-7b"}), judges=frozenset({LARGE})),
+            ResponseFilter(models=frozenset({"orbit-7b"}), judges=frozenset({LARGE})),
             resamples=50))
     assert narrowed.settings["filter"] == {"models": ["orbit-7b"], "judges": [LARGE]}
     judges = {r[0] for r in table(narrowed, "criterion_agreement").rows}
@@ -169,7 +171,7 @@ def test_filters_narrow_the_report(demo_path: Path, report: Report) -> None:
 
 def test_choices_list_what_a_report_can_be_narrowed_to(demo_path: Path) -> None:
     with Project.open(demo_path) as project:
-        choices = report_choices(project)
+        choices = filter_choices(project)
     assert choices.models == ["helix-14b-instruct", "orbit-7b", "quark-lm-3"]
     assert choices.kinds == ["problem", "conceptual"]
     assert choices.judges == [LARGE, "arbiter-mini [prefs-v1]"]
@@ -288,10 +290,10 @@ def test_a_filter_change_reads_nothing_from_the_project(demo_path: Path) -> None
                      cache.readings)
         statements: list[str] = []
         project.conn.set_trace_callback(statements.append)
-        for report_filter in (ReportFilter(models=frozenset({"orbit-7b"})),
-                              ReportFilter(topics=frozenset({"Mechanics"})),
-                              ReportFilter(judges=frozenset({LARGE}), kinds=frozenset({"problem"})),
-                              ReportFilter(graders=frozenset({"expert-1"}))):
+        for report_filter in (ResponseFilter(models=frozenset({"orbit-7b"})),
+                              ResponseFilter(topics=frozenset({"Mechanics"})),
+                              ResponseFilter(judges=frozenset({LARGE}), kinds=frozenset({"problem"})),
+                              ResponseFilter(graders=frozenset({"expert-1"}))):
             draft = draft_report(project, ReportOptions(report_filter, resamples=20),
                                  cache.store(project), Task(), cache.readings)
             finished = [finish_section(draft, i) for i in range(len(draft.report.sections))]

@@ -16,11 +16,13 @@ from physgrade.cli import main
 from physgrade.estimation import sample
 from physgrade.estimation.estimates import MEASURES, estimate
 from physgrade.project import Project, ProjectError
+from physgrade.raters import RULES, ensure_rater
 from physgrade.report.corrected import corrected_section
 from physgrade.report.model import Section, Table
-from physgrade.report.options import ReportFilter, ReportOptions
+from physgrade.report.options import ReportOptions
 from physgrade.rubric import FINAL_ANSWER
-from physgrade.scores import RULES, ensure_rater, scored, write
+from physgrade.scores import scored, write
+from physgrade.selection import ResponseFilter
 from physgrade.tasks import Task
 
 #: The demo's language-model judges, and how its tables and figures are named after them.
@@ -82,7 +84,7 @@ def table(found: Section, name: str) -> Table:
 
 def assert_matches(found: Section, path: Path, sample_name: str, reference: str = "consensus",
                    assume_random: bool = False,
-                   report_filter: ReportFilter | None = None) -> None:
+                   report_filter: ResponseFilter | None = None) -> None:
     """Every number of the section is estimate()'s for each judge, in its order (on the
     scores the report's filter lets through, when there is one)."""
     with Project.open(path) as project:
@@ -150,13 +152,13 @@ def test_an_unknown_sample_is_refused_naming_the_samples(sampled: Path) -> None:
 
 
 def test_one_grader_chosen_is_the_reference(sampled: Path) -> None:
-    found = section(sampled, ReportOptions(ReportFilter(graders=frozenset({"expert-1"}))))
+    found = section(sampled, ReportOptions(ResponseFilter(graders=frozenset({"expert-1"}))))
     assert found is not None and "those of expert-1 on" in found.intro
     assert_matches(found, sampled, "est-1", reference="expert-1")
 
 
 def test_the_report_filter_narrows_the_estimates(sampled: Path) -> None:
-    only = ReportFilter(models=frozenset({"orbit-7b"}))
+    only = ResponseFilter(models=frozenset({"orbit-7b"}))
     found = section(sampled, ReportOptions(only))
     assert found is not None and "The report's filter narrows the estimates" in found.intro
     assert_matches(found, sampled, "est-1", report_filter=only)
@@ -167,10 +169,10 @@ def test_the_report_filter_narrows_the_estimates(sampled: Path) -> None:
         row[2] for row in whole.rows if row[0] == "orbit-7b"]  # a model's own numbers stay
 
 
-@pytest.mark.parametrize("chosen", [ReportFilter(graders=frozenset({"nobody"})),
-                                    ReportFilter(judges=frozenset({"rules"}))])
+@pytest.mark.parametrize("chosen", [ResponseFilter(graders=frozenset({"nobody"})),
+                                    ResponseFilter(judges=frozenset({"rules"}))])
 def test_no_section_without_people_or_a_language_model_judge(sampled: Path,
-                                                             chosen: ReportFilter) -> None:
+                                                             chosen: ResponseFilter) -> None:
     assert section(sampled, ReportOptions(chosen)) is None
 
 

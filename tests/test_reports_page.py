@@ -16,23 +16,26 @@ pytest.importorskip("pytestqt")
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
+import physgrade.report.build  # noqa: E402
 from conftest import press, shot, wait_for  # noqa: E402
 from physgrade import scores  # noqa: E402
 from physgrade.project import Project  # noqa: E402
-import physgrade.report.build  # noqa: E402
-from physgrade.report.build import Draft, build_report  # noqa: E402
 from physgrade.readings import Readings  # noqa: E402
-from physgrade.report.model import PENDING  # noqa: E402
-from physgrade.report.model import Report, Section  # noqa: E402
-from physgrade.report.options import ReportFilter, ReportOptions  # noqa: E402
+from physgrade.report.build import Draft, build_report  # noqa: E402
+from physgrade.report.model import (  # noqa: E402
+    PENDING,  # noqa: E402
+    Report,
+    Section,
+)
+from physgrade.report.options import ReportOptions  # noqa: E402
 from physgrade.rubric import PREFS  # noqa: E402
 from physgrade.score_store import ScoreStore  # noqa: E402
+from physgrade.selection import ResponseFilter  # noqa: E402
 from physgrade.stats.estimate import Estimate  # noqa: E402
 from physgrade.tasks import Task  # noqa: E402
 from physgrade_ui import reports, style  # noqa: E402
 from physgrade_ui.main_window import MainWindow  # noqa: E402
-from physgrade_ui.reports import (ExportReportDialog, FigurePlaceholder, FigureView,  # noqa: E402
-                                  ReportsPage, ReportTable)
+from physgrade_ui.reports import ExportReportDialog, FigurePlaceholder, FigureView, ReportsPage, ReportTable  # noqa: E402
 from physgrade_ui.workers import Worker  # noqa: E402
 
 WAIT_MS = 120_000  # a report bootstraps every interval
@@ -233,7 +236,7 @@ def test_a_filter_change_computes_the_filtered_report_by_itself(window: MainWind
     qtbot.waitUntil(lambda: page.worker is not None, timeout=5_000)
     complete(qtbot, page)
 
-    chosen = ReportFilter(models=frozenset({first, second}))
+    chosen = ResponseFilter(models=frozenset({first, second}))
     assert [(options.filter, options.rater) for options in drafts] == [(chosen, rater)]
     assert page.report_options == page.options() and page.options().filter == chosen
     report = core_report(demo, page.options())
@@ -275,7 +278,7 @@ def test_a_newer_request_cancels_the_computation_it_supersedes(window: MainWindo
     complete(qtbot, page)
     assert ended == [True]
     assert [options.filter.models for options in shown] == [frozenset({second_model})]
-    assert page.report_options.filter == ReportFilter(models=frozenset({second_model}))
+    assert page.report_options.filter == ResponseFilter(models=frozenset({second_model}))
     assert_shows(page, core_report(demo, page.options()))
     qtbot.waitUntil(lambda: not window.ops._reads, timeout=WAIT_MS)
 
@@ -402,7 +405,7 @@ def test_a_filter_change_after_a_new_grade_shows_the_new_grade(window: MainWindo
     page = shown_report(window, qtbot)
     (model,) = window.ops.project.conn.execute("SELECT model FROM responses WHERE id = ?",
                                                (UNGRADED,)).fetchone()
-    filtered = ReportOptions(ReportFilter(models=frozenset({model})), page.options().rater)
+    filtered = ReportOptions(ResponseFilter(models=frozenset({model})), page.options().rater)
     before = graded_in(core_report(demo, filtered), "expert-1")
     for criterion in PREFS.criteria:
         assert window.ops.write(lambda project, key=criterion.key: scores.set_score(

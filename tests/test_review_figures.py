@@ -11,8 +11,9 @@ from conftest import PREFS_FULL, question, response, write_jsonl
 from physgrade.importer import import_file
 from physgrade.project import Project
 from physgrade.report.build import build_report
-from physgrade.report.options import ReportFilter, ReportOptions
+from physgrade.report.options import ReportOptions
 from physgrade.report.writers import write_report
+from physgrade.selection import ResponseFilter
 from physgrade.stats.describe import proportion
 from physgrade.validation import blind, figures
 
@@ -141,7 +142,7 @@ def test_recommendation_with_mcnemar(reviews: figures.Reviews) -> None:
 
 
 def test_too_few_pairs_are_not_tested(reviews: figures.Reviews) -> None:
-    chosen = figures.recommendation(reviews, ReportFilter(models=frozenset({"m-small"})))
+    chosen = figures.recommendation(reviews, ResponseFilter(models=frozenset({"m-small"})))
     assert chosen is not None and chosen.pairs == 8
     assert chosen.p_value is None and chosen.significant is None
     assert "not enough data" in chosen.text
@@ -151,25 +152,25 @@ def test_a_filter_narrows_the_reviews_read_without_reading_again(audited: Projec
     reviews = figures.read_reviews(audited)
     audited.close()  # from here on, any query would fail: a filter change reads nothing
 
-    def full(report_filter: ReportFilter) -> dict[tuple[str, str, str], tuple[int, int]]:
+    def full(report_filter: ResponseFilter) -> dict[tuple[str, str, str], tuple[int, int]]:
         return {(r.judge, r.criterion, r.reviewer): (round(r.rate.value * r.n), r.n)
                 for r in figures.full_agreement(reviews, report_filter)}
 
     small, bob = frozenset({"m-small"}), frozenset({"bob"})
     # r-01..r-04: every value is 2 but bob's COR on r-01.
-    assert full(ReportFilter(models=small)) == {
+    assert full(ResponseFilter(models=small)) == {
         (A, "ANS", "ann"): (4, 4), (A, "ANS", "bob"): (4, 4), (B, "COR", "ann"): (4, 4),
         (B, "COR", "bob"): (3, 4)}
     # Facets combine with AND (the small model, bob's reviews), values with OR.
-    assert full(ReportFilter(models=small, graders=bob)) == {
+    assert full(ResponseFilter(models=small, graders=bob)) == {
         (A, "ANS", "bob"): (4, 4), (B, "COR", "bob"): (3, 4)}
-    assert full(ReportFilter(models=small | {"m-big"})) == full(ReportFilter())
-    assert all(n == 12 for _, n in full(ReportFilter()).values())
-    assert figures.reviewer_agreement(reviews, ReportFilter(graders=bob)) == []
-    only_b = ReportFilter(judges=frozenset({B}))
+    assert full(ResponseFilter(models=small | {"m-big"})) == full(ResponseFilter())
+    assert all(n == 12 for _, n in full(ResponseFilter()).values())
+    assert figures.reviewer_agreement(reviews, ResponseFilter(graders=bob)) == []
+    only_b = ResponseFilter(judges=frozenset({B}))
     assert [d.judge for d in figures.verdict_distribution(reviews, only_b)] == [B]
     assert {r.judge for r in figures.reviewer_agreement(reviews, only_b)} == {B}
-    nothing = ReportFilter(topics=frozenset({"no such topic"}))
+    nothing = ResponseFilter(topics=frozenset({"no such topic"}))
     assert figures.full_agreement(reviews, nothing) == []
     assert figures.recommendation(reviews, nothing) is None
     assert figures.has_reviews(reviews)

@@ -22,11 +22,12 @@ from physgrade.annotation.labels import set_bloom_final
 from physgrade.changes import Changes, Kind
 from physgrade.importer import import_file
 from physgrade.project import Project
-from physgrade.report.options import HUMAN_CONSENSUS, ReportFilter, rater_label
+from physgrade.raters import HUMAN, HUMAN_CONSENSUS, NEW_RATER, ensure_rater, rater_label
 from physgrade.score_cache import ScoreCache
 from physgrade.score_store import KEYS, MISSING, NA, ScoreStore, StoreOutdated
 from physgrade.score_tables import ScoreData
-from physgrade.scores import HUMAN, NEW_RATER, clear_score, ensure_rater, set_score
+from physgrade.scores import clear_score, set_score
+from physgrade.selection import ResponseFilter
 from physgrade.tasks import Cancelled, Task
 from physgrade.team.adjudication import set_decision
 
@@ -181,13 +182,13 @@ def test_updated_refuses_a_rater_scoring_for_the_first_time(graded: Project,
 
 
 FACETS = {
-    "models": (ReportFilter(models=frozenset({"quark-lm-3"})), ["r-2"], [], ["ann"]),
-    "topics": (ReportFilter(topics=frozenset({"Optics"})), ["r-0"], ["arb [v1]"], ["bob"]),
-    "kinds": (ReportFilter(kinds=frozenset({"conceptual"})), ["r-3"], [], ["ann"]),
-    "bloom": (ReportFilter(bloom=frozenset({"Apply", "Remember"})), ["r-1", "r-2", "r-3"],
+    "models": (ResponseFilter(models=frozenset({"quark-lm-3"})), ["r-2"], [], ["ann"]),
+    "topics": (ResponseFilter(topics=frozenset({"Optics"})), ["r-0"], ["arb [v1]"], ["bob"]),
+    "kinds": (ResponseFilter(kinds=frozenset({"conceptual"})), ["r-3"], [], ["ann"]),
+    "bloom": (ResponseFilter(bloom=frozenset({"Apply", "Remember"})), ["r-1", "r-2", "r-3"],
               ["arb [v1]", "sage [v1]"], ["ann", "bob"]),
-    "judges": (ReportFilter(judges=frozenset({"arb [v1]"})), ALL, ["arb [v1]"], ["ann", "bob"]),
-    "graders": (ReportFilter(graders=frozenset({"ann"})), ALL, ["arb [v1]", "sage [v1]"],
+    "judges": (ResponseFilter(judges=frozenset({"arb [v1]"})), ALL, ["arb [v1]"], ["ann", "bob"]),
+    "graders": (ResponseFilter(graders=frozenset({"ann"})), ALL, ["arb [v1]", "sage [v1]"],
                 ["ann"]),
 }
 
@@ -305,7 +306,7 @@ def test_a_response_new_to_the_store_reads_it_whole(graded: Project, tmp_path: P
 
 def test_a_new_bloom_level_moves_responses_between_filters(graded: Project) -> None:
     cache = ScoreCache()
-    analyze = ReportFilter(bloom=frozenset({"Analyze"}))
+    analyze = ResponseFilter(bloom=frozenset({"Analyze"}))
     assert list(score_tables.select(cache.store(graded), analyze).ids) == ["r-0"]
     cache.note(set_bloom_final(graded, "q-mc", "Analyze", "Conceptual", "dora"))
     assert list(score_tables.select(cache.store(graded), analyze).ids) == ["r-0", "r-3"]

@@ -12,10 +12,11 @@ from conftest import PREFS_FULL, write_jsonl
 from physgrade import score_tables
 from physgrade.importer import import_file
 from physgrade.project import Project
-from physgrade.report.options import HUMAN_CONSENSUS, ReportFilter
+from physgrade.raters import HUMAN_CONSENSUS
 from physgrade.rubric import CONCEPTUAL, PREFS
 from physgrade.score_store import MISSING, NA, consensus
 from physgrade.scores import set_score
+from physgrade.selection import ResponseFilter
 from physgrade.team.adjudication import clear_decision, set_decision
 
 CONCEPTUAL_FULL = {"SET": 1, "CON": 1, "EXE": 1, "COH": 1, "ANS": 1}
@@ -110,13 +111,13 @@ def test_sheet_holds_complete_assessments_with_the_studys_measures(scored: Proje
 
 
 def test_filters_narrow_responses_and_raters(scored: Project) -> None:
-    by_model = score_tables.load(scored, ReportFilter(models=frozenset({"quark-lm-3"})))
+    by_model = score_tables.load(scored, ResponseFilter(models=frozenset({"quark-lm-3"})))
     assert list(by_model.responses.index) == ["r-2"] and list(by_model.ids) == ["r-2"]
     assert by_model.criteria == [("prefs", "INT")]  # bob's one score on r-2
     assert (by_model.judges, by_model.graders) == ([], ["bob"])  # only bob scored r-2
-    by_kind = score_tables.load(scored, ReportFilter(kinds=frozenset({"conceptual"})))
+    by_kind = score_tables.load(scored, ResponseFilter(kinds=frozenset({"conceptual"})))
     assert list(by_kind.responses.index) == ["r-3"]
-    people = score_tables.load(scored, ReportFilter(graders=frozenset({"ann"}),
+    people = score_tables.load(scored, ResponseFilter(graders=frozenset({"ann"}),
                                                     judges=frozenset({"nobody"})))
     assert people.judges == [] and people.graders == ["ann"]
     assert people.columns == ["ann", HUMAN_CONSENSUS]
@@ -126,14 +127,14 @@ def test_filters_narrow_responses_and_raters(scored: Project) -> None:
 
 
 def test_filter_terms_are_parsed_and_bad_ones_named() -> None:
-    parsed = ReportFilter.parse(["model=a,b", "models=c", "bloom=Apply", "judge=x [v1]"])
-    assert parsed == ReportFilter(models=frozenset("abc"), bloom=frozenset({"Apply"}),
+    parsed = ResponseFilter.parse(["model=a,b", "models=c", "bloom=Apply", "judge=x [v1]"])
+    assert parsed == ResponseFilter(models=frozenset("abc"), bloom=frozenset({"Apply"}),
                                   judges=frozenset({"x [v1]"}))
     assert parsed.describe() == {"models": ["a", "b", "c"], "bloom": ["Apply"],
                                  "judges": ["x [v1]"]}
     for bad in ("colour=red", "model", "model="):
         with pytest.raises(ValueError, match="FIELD=VALUE"):
-            ReportFilter.parse([bad])
+            ResponseFilter.parse([bad])
 
 
 def test_a_project_without_scores_gives_empty_tables(loaded: Project) -> None:
@@ -158,7 +159,7 @@ def decided(scored: Project, tmp_path: Path) -> Project:
 
 
 def agreed_on(project: Project, rubric: str, criterion: str,
-              report_filter: ReportFilter = ReportFilter()) -> dict[str, float]:
+              report_filter: ResponseFilter = ResponseFilter()) -> dict[str, float]:
     """The consensus value of one criterion by response, as a report reads it."""
     data = score_tables.load(project, report_filter)
     wide = score_tables.criterion_ratings(data, rubric, criterion, [HUMAN_CONSENSUS])
@@ -193,12 +194,12 @@ def test_without_decisions_ties_stay_out_and_majorities_stand(scored: Project,
 
 
 def test_a_decision_stands_whichever_graders_are_let_through(decided: Project) -> None:
-    nobody = score_tables.load(decided, ReportFilter(graders=frozenset({"nobody"})))
+    nobody = score_tables.load(decided, ResponseFilter(graders=frozenset({"nobody"})))
     assert nobody.graders == [] and nobody.raters() == ["arb [v2]", HUMAN_CONSENSUS]
     assert nobody.consensus_values() == 3 and nobody.adjudicated == 3
     assert nobody.consensus_stands_apart()
-    assert agreed_on(decided, "prefs", "ANS", ReportFilter(graders=frozenset({"nobody"}))) == {
+    assert agreed_on(decided, "prefs", "ANS", ResponseFilter(graders=frozenset({"nobody"}))) == {
         "r-2": 2}
     # Decisions on responses a filter leaves out are not the report's.
-    by_model = score_tables.load(decided, ReportFilter(models=frozenset({"quark-lm-3"})))
+    by_model = score_tables.load(decided, ResponseFilter(models=frozenset({"quark-lm-3"})))
     assert by_model.adjudicated == 1 and by_model.consensus_values() == 2

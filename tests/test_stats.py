@@ -12,9 +12,18 @@ from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats import inter_rater
 from statsmodels.stats.proportion import proportion_confint
 
-from physgrade.stats.agreement import (COEFFICIENTS, ac2_difference, agreement, alpha_of_profiles,
-                                       cohen_kappa, fleiss_kappa, gwet_ac1, gwet_ac2,
-                                       krippendorff_alpha, percent_agreement)
+from physgrade.stats.agreement import (
+    COEFFICIENTS,
+    ac2_difference,
+    agreement,
+    alpha_of_profiles,
+    cohen_kappa,
+    fleiss_kappa,
+    gwet_ac1,
+    gwet_ac2,
+    krippendorff_alpha,
+    percent_agreement,
+)
 from physgrade.stats.describe import proportion
 from physgrade.stats.estimate import ALL_AGREE, Estimate
 

@@ -15,13 +15,14 @@ from physgrade.changes import NOTHING, Changes, Kind
 from physgrade.cli import main
 from physgrade.importer import import_file
 from physgrade.project import Project, ProjectError
+from physgrade.raters import HUMAN_CONSENSUS
 from physgrade.report.build import build_report
-from physgrade.report.options import HUMAN_CONSENSUS, ReportFilter, ReportOptions
+from physgrade.report.options import ReportOptions
 from physgrade.report.writers import HTML_NAME, JSON_NAME, write_report
 from physgrade.rubric import ScoreError
 from physgrade.scores import set_score
-from physgrade.team.adjudication import (Decision, clear_decision, decisions, disputes, scorings,
-                                         set_decision)
+from physgrade.selection import ResponseFilter
+from physgrade.team.adjudication import Decision, clear_decision, decisions, disputes, scorings, set_decision
 
 CONCEPTUAL_FULL = {"SET": 1, "CON": 1, "EXE": 1, "COH": 1, "ANS": 1}
 
@@ -194,7 +195,7 @@ def test_clearing_refuses_unknown_criteria_and_responses(team: Project) -> None:
 # -- the consensus reports use -------------------------------------------------------------------
 
 
-def consensus_of(project: Project, report_filter: ReportFilter = ReportFilter()
+def consensus_of(project: Project, report_filter: ResponseFilter = ResponseFilter()
                  ) -> tuple[dict[tuple[str, str], float | None], int]:
     """(response, criterion) -> the consensus value (None: N/A), and how many are adjudicated."""
     data = score_tables.load(project, report_filter)
@@ -221,7 +222,7 @@ def test_a_decision_overrules_a_majority(team: Project, tmp_path: Path) -> None:
     values, adjudicated = consensus_of(team)
     assert values[("r-2", "ANS")] == 0 and values[("r-3", "EXE")] is None
     assert adjudicated == 2
-    by_model = consensus_of(team, ReportFilter(models=frozenset({"quark-lm-3"})))
+    by_model = consensus_of(team, ResponseFilter(models=frozenset({"quark-lm-3"})))
     assert by_model == ({(r, c): v for (r, c), v in values.items() if r == "r-2"}, 1)
 
 

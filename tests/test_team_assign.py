@@ -15,10 +15,19 @@ from physgrade.changes import Changes, Kind
 from physgrade.cli import main
 from physgrade.project import Project, ProjectError
 from physgrade.queries import graded_sql
-from physgrade.queue import (ASSIGNED, ASSIGNMENT, NOT_ASSIGNED, Position, QueueFilter,
-                             facet_values, load_position, load_queue, save_position)
-from physgrade.report.options import ReportFilter
-from physgrade.scores import is_person
+from physgrade.queue import (
+    ASSIGNED,
+    ASSIGNMENT,
+    NOT_ASSIGNED,
+    Position,
+    QueueFilter,
+    facet_values,
+    load_position,
+    load_queue,
+    save_position,
+)
+from physgrade.raters import is_person
+from physgrade.selection import ResponseFilter
 from physgrade.team.assign import AssignmentPlan, apply, assigned, assignees, plan
 
 TEAM = ("ana", "ben", "cyd")
@@ -114,7 +123,7 @@ def test_per_grader_caps_the_new_rows_and_takes_every_stratum(study: Project) ->
 
 
 def test_assigning_again_adds_new_responses_and_never_moves_one(study: Project) -> None:
-    orbit = ReportFilter(models=frozenset({"orbit-7b"}))
+    orbit = ResponseFilter(models=frozenset({"orbit-7b"}))
     first = plan(study, TEAM, 0.2, seed=1, report_filter=orbit)
     assert first.by_facet("model") == {g: {"orbit-7b": n} for g, n in first.counts().items()}
     changes = apply(study, first)
@@ -161,9 +170,9 @@ def test_assigning_again_adds_new_responses_and_never_moves_one(study: Project) 
     (["ana"], 0.2, {}, "at least two graders"),
     (TEAM, 0.2, {"per_grader": 0}, "at least 1"),
     (["ana", "bloom-tagger"], 0.2, {}, "'bloom-tagger' is already a rater of kind 'llm'"),
-    (TEAM, 0.2, {"report_filter": ReportFilter(judges=frozenset({"arbiter-mini [prefs-v1]"}))},
+    (TEAM, 0.2, {"report_filter": ResponseFilter(judges=frozenset({"arbiter-mini [prefs-v1]"}))},
      "not by judge"),
-    (TEAM, 0.2, {"report_filter": ReportFilter(models=frozenset({"no-such-model"}))},
+    (TEAM, 0.2, {"report_filter": ResponseFilter(models=frozenset({"no-such-model"}))},
      "no response matches the filter"),
 ])
 def test_refusals_say_why_and_change_nothing(study: Project, graders, overlap, options,
@@ -176,7 +185,7 @@ def test_refusals_say_why_and_change_nothing(study: Project, graders, overlap, o
 
 def test_a_plan_overtaken_by_another_assignment_writes_nothing(study: Project) -> None:
     stale = plan(study, ["dan", "eve"], 0.5, seed=2)
-    apply(study, plan(study, TEAM, 0.2, seed=2, report_filter=ReportFilter(
+    apply(study, plan(study, TEAM, 0.2, seed=2, report_filter=ResponseFilter(
         topics=frozenset({"Optics"}))))
     before = table_counts(study)
     with pytest.raises(ProjectError, match="assigned since it was made; plan again"):
@@ -212,7 +221,7 @@ def test_the_command_prints_the_plan_and_its_tables_and_dry_run_writes_nothing(
     with Project.open(demo) as project:
         rows = stored(project)
         project.conn.execute("DELETE FROM assignments")
-        again = plan(project, TEAM, 0.2, seed=seed, report_filter=ReportFilter(
+        again = plan(project, TEAM, 0.2, seed=seed, report_filter=ResponseFilter(
             models=frozenset({"orbit-7b", "quark-lm-3"})))
     assert set(again.rows) == rows
 
@@ -249,7 +258,7 @@ def test_an_estimation_sample_can_be_assigned_alone(study: Project, demo: Path,
 
     drawn = set(sample.inclusion(study, sample.find(study, DEMO_SAMPLE)))
     made = plan(study, TEAM, 0.2, seed=4, sample=DEMO_SAMPLE,
-                report_filter=ReportFilter(models=frozenset({"orbit-7b"})))
+                report_filter=ResponseFilter(models=frozenset({"orbit-7b"})))
     orbit = {r for (r,) in study.conn.execute("SELECT id FROM responses WHERE model = ?",
                                                ("orbit-7b",))}
     assert set(graders_of(made)) == drawn & orbit != set()

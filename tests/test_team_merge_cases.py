@@ -21,8 +21,7 @@ from physgrade.scores import clear_score, response_rubric, set_note, set_score
 from physgrade.team import assign
 from physgrade.team.merge import KEEP_PACK, KEEP_PROJECT, merge, open_conflicts, resolve
 from physgrade.team.packs import make_pack
-from test_team_merge import (GRADERS, Key, dump, expert_scores, grade_all, human_scores,
-                             pack_id_of, packed)
+from test_team_merge import GRADERS, Key, dump, expert_scores, grade_all, human_scores, pack_id_of, packed
 
 #: Where merged history rows say they came from.
 MERGED = "source LIKE 'merged from %'"

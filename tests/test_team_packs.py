@@ -11,7 +11,7 @@ import pytest
 from physgrade.cli import main
 from physgrade.project import Project, ProjectError
 from physgrade.queue import ASSIGNED, load_position
-from physgrade.scores import HUMAN, ensure_rater
+from physgrade.raters import HUMAN, ensure_rater
 from physgrade.tasks import Cancelled, Task
 from physgrade.team import assign
 from physgrade.team.packs import make_pack, make_packs, origin, pack_name, project_id

@@ -10,8 +10,9 @@ from conftest import PREFS_FULL
 from physgrade import pace
 from physgrade.pace import IDLE_CAP_S
 from physgrade.project import Project
-from physgrade.report.options import ReportFilter
-from physgrade.scores import LLM, rater_id, set_score
+from physgrade.raters import LLM, rater_id
+from physgrade.scores import set_score
+from physgrade.selection import ResponseFilter
 from physgrade.team.assign import AssignmentPlan, apply
 from physgrade.team.progress import GraderProgress, grader_progress
 
@@ -38,7 +39,7 @@ def set_history_times(project: Project, grader: str, times: list[datetime]) -> N
 
 def test_assigned_graded_remaining_and_pace_per_person(loaded: Project,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    apply(loaded, AssignmentPlan(("ana", "ben"), 0.0, None, 0, ReportFilter(),
+    apply(loaded, AssignmentPlan(("ana", "ben"), 0.0, None, 0, ResponseFilter(),
                                  (("r-1", "ana"), ("r-2", "ana"), ("r-3", "ben")),
                                  {"r-1": ("orbit-7b", "Mechanics"),
                                   "r-2": ("quark-lm-3", "Mechanics"),
@@ -89,7 +90,7 @@ def test_a_grade_finished_before_the_assignment_is_work_done(loaded: Project) ->
     grade(loaded, "ana", "r-1", PREFS_FULL)            # graded before anything is assigned
     assert [(p.assigned, p.graded, p.unassigned_graded) for p in grader_progress(loaded)] == [
         (0, 0, 1)]
-    apply(loaded, AssignmentPlan(("ana",), 0.0, None, 0, ReportFilter(), (("r-1", "ana"),),
+    apply(loaded, AssignmentPlan(("ana",), 0.0, None, 0, ResponseFilter(), (("r-1", "ana"),),
                                  {"r-1": ("orbit-7b", "Mechanics")}, include_graded=True))
     assert grader_progress(loaded)[0] == GraderProgress(
         "ana", assigned=1, graded=1, remaining=0, unassigned_graded=0, per_hour=None)

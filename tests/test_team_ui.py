@@ -17,15 +17,15 @@ from PySide6.QtWidgets import QApplication, QFileDialog, QLabel  # noqa: E402
 from shiboken6 import isValid  # noqa: E402
 
 from conftest import grading_window, press, shot, wait_for  # noqa: E402
+from physgrade.demo import DEMO_SAMPLE  # noqa: E402
 from physgrade.project import Project  # noqa: E402
 from physgrade.queue import ASSIGNED  # noqa: E402
-from physgrade.report.options import ReportFilter  # noqa: E402
 from physgrade.scores import scored, set_score  # noqa: E402
+from physgrade.selection import ResponseFilter  # noqa: E402
 from physgrade.team import assign, merge, packs  # noqa: E402
 from physgrade_ui import grader  # noqa: E402
 from physgrade_ui.main_window import ADJUDICATE, MainWindow  # noqa: E402
 from physgrade_ui.team import AssignDialog, ConflictsDialog, PacksDialog  # noqa: E402
-from physgrade.demo import DEMO_SAMPLE  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("app_settings")
 
@@ -90,7 +90,7 @@ def test_the_preview_is_the_plan_and_assign_stores_it(window: MainWindow, demo: 
     with Project.open(demo) as project:
         expected = assign.plan(project, GRADERS, 0.2, seed=SEED)
         only_orbit = assign.plan(project, GRADERS, 0.2, seed=SEED,
-                                 report_filter=ReportFilter(models=frozenset({"orbit-7b"})))
+                                 report_filter=ResponseFilter(models=frozenset({"orbit-7b"})))
         only_sample = assign.plan(project, GRADERS, 0.2, seed=SEED, sample=DEMO_SAMPLE)
     assert dialog.summary.text() == expected.text()
     assert column(dialog.per_grader_table, "New") == {

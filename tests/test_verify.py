@@ -7,15 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from cancelling import CANCELLED, cancel_when
+from conftest import question, response, write_jsonl
 from physgrade.answers import Outcome, verify
 from physgrade.answers.sandbox import Checker
 from physgrade.changes import NOTHING, Changes, Kind
 from physgrade.cli import main
 from physgrade.importer import import_file
 from physgrade.project import Project
-
-from cancelling import CANCELLED, cancel_when
-from conftest import question, response, write_jsonl
 
 REFERENCE_RATER = "SELECT s.response_id, s.value FROM scores s JOIN raters t ON t.id = s.rater_id " \
                   "WHERE t.name = 'rules' AND t.kind = 'rules' AND t.prompt_version = ? " \

@@ -260,11 +260,11 @@ def test_filters_and_search_narrow_the_queue(qtbot, graded_by_expert: MainWindow
 
 
 def test_a_grader_with_an_assignment_starts_on_it_and_sees_new_ones(qtbot, demo: Path) -> None:
-    from physgrade.report.options import ReportFilter
+    from physgrade.selection import ResponseFilter
     from physgrade.team import assign
 
-    def only(model: str) -> ReportFilter:
-        return ReportFilter(models=frozenset({model}))
+    def only(model: str) -> ResponseFilter:
+        return ResponseFilter(models=frozenset({model}))
 
     with Project.open(demo) as project:
         assign.apply(project, assign.plan(project, ["expert-1"], 0, include_graded=True,

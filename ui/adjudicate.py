@@ -20,18 +20,41 @@ from html import escape
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QMouseEvent, QResizeEvent, QShowEvent
-from PySide6.QtWidgets import (QAbstractSpinBox, QApplication, QComboBox, QGridLayout,
-                               QHBoxLayout, QLabel, QLineEdit, QListWidget, QListWidgetItem,
-                               QPushButton, QScrollArea, QSizePolicy, QSpinBox, QSplitter,
-                               QStackedWidget, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractSpinBox,
+    QApplication,
+    QComboBox,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QScrollArea,
+    QSizePolicy,
+    QSpinBox,
+    QSplitter,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from physgrade.changes import Changes, Kind
 from physgrade.grading import GradingItem, grading_item
 from physgrade.project import Project
 from physgrade.rubric import RUBRICS, Criterion, Rubric, value_text
 from physgrade.tasks import Task
-from physgrade.team.adjudication import (Decision, Dispute, Scoring, clear_decision,
-                                         decisions, disputes, scorings, set_decision)
+from physgrade.team.adjudication import (
+    Decision,
+    Dispute,
+    Scoring,
+    clear_decision,
+    decisions,
+    disputes,
+    scorings,
+    set_decision,
+)
 from physgrade.wording import count
 from physgrade_ui import preferences, reading, style
 from physgrade_ui.grader import show_person
@@ -39,8 +62,7 @@ from physgrade_ui.operations import Operations, Write
 from physgrade_ui.pages import Section
 from physgrade_ui.reading_view import BufferedReadingView
 from physgrade_ui.scoring import CriterionRow
-from physgrade_ui.widgets import (ElidedLabel, EmptyState, RowCursor, SessionHeader, label,
-                                  restyle, shortcuts)
+from physgrade_ui.widgets import ElidedLabel, EmptyState, RowCursor, SessionHeader, label, restyle, shortcuts
 
 #: The list's filters: value, name, what it shows.
 FILTERS = (("open", "Open", "Disputes with a criterion still to decide (one you settle stays "
@@ -115,7 +137,7 @@ class DecisionRow:
             restyle(cell, "current", current)
 
 
-class DecisionTable(RowCursor, QWidget):
+class DecisionTable(RowCursor, QWidget):  # type: ignore[misc]  # RowCursor.move hides QWidget.move
     """Criteria by graders, and the Final column: what a person needs to decide, side by side.
 
     A disputed row shows every grader's note under their value; on the other rows a note is
@@ -187,8 +209,8 @@ class DecisionTable(RowCursor, QWidget):
     def _build(self, rubric: Rubric, graders: tuple[str, ...]) -> None:
         """Make the cells of a rubric's rows and these graders' columns."""
         for layout in (self.grid, self.head_row):
-            while layout.count():
-                old = layout.takeAt(0).widget()
+            while (taken := layout.takeAt(0)) is not None:
+                old = taken.widget()
                 if old is not None:  # not the heads' closing stretch
                     old.hide()
                     old.deleteLater()
@@ -292,7 +314,8 @@ class DecisionTable(RowCursor, QWidget):
 
     def mousePressEvent(self, event: QMouseEvent) -> None:
         """A click on a row makes it current (the cells are labels: the table hears it)."""
-        row = self._row_of.get(self.childAt(event.position().toPoint()))
+        child = self.childAt(event.position().toPoint())
+        row = self._row_of.get(child) if child is not None else None
         if row is not None:
             self.clicked.emit(row)
         super().mousePressEvent(event)
@@ -804,7 +827,11 @@ class AdjudicatePage(QWidget):
         """Scroll the table to the current criterion, where the table is taller than its
         pane."""
         if self.table.rows:
-            self.sheet.widget().layout().activate()  # the rows' heights as the text wraps now
+            content = self.sheet.widget()
+            assert content is not None  # set in __init__
+            layout = content.layout()
+            assert layout is not None
+            layout.activate()  # the rows' heights as the text wraps now
             self.sheet.ensureWidgetVisible(self.table.rows[self.table.current].cells[0], 0, 24)
 
     def _row_clicked(self, row: int) -> None:

@@ -169,6 +169,7 @@ class AnswerHints(QObject):
         if request is None:
             self.view.clear()
             return
+        assert gold is not None  # a request is made only where the question has a reference answer
         if preferences.HINT_AFTER_ANSWER.get() and FINAL_ANSWER not in item.mine:
             self._current = self._next = None  # a check under way keeps its result for later
             self.view.show_hidden()
@@ -269,4 +270,5 @@ class AnswerHints(QObject):
 
     def _present(self, check: Check, gold: str, was_stored: bool) -> None:
         self.view.show_check(check, gold, was_stored)
+        assert self._current is not None  # the check presented is the current response's
         self.shown.emit(self._current[1])

@@ -32,6 +32,7 @@ def run(path: Path | None = None, smoke: Path | None = None) -> int:
     previous = qInstallMessageHandler(reading_view.print_unless_noise)
     try:
         app = QApplication.instance() or QApplication(sys.argv)
+        assert isinstance(app, QApplication)  # a test's or ours: the widgets need a QApplication
         app.setApplicationName("physgrade")
         app.setOrganizationName("physgrade")
         app.setWindowIcon(icon())

@@ -21,15 +21,29 @@ from typing import Callable
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QShowEvent
-from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QComboBox, QFrame, QHBoxLayout,
-                               QLineEdit, QListWidget, QListWidgetItem, QProgressBar,
-                               QPushButton, QScrollArea, QSpinBox, QSplitter, QStackedWidget,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QCheckBox,
+    QComboBox,
+    QFrame,
+    QHBoxLayout,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QProgressBar,
+    QPushButton,
+    QScrollArea,
+    QSpinBox,
+    QSplitter,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from physgrade.changes import NOTHING, Changes, Kind
 from physgrade.grading import grading_item
 from physgrade.project import Project
-from physgrade.report.options import report_choices
+from physgrade.selection import NAMED, filter_choices
 from physgrade.validation import reviews, sampling, session
 from physgrade.validation.sampling import Sample
 from physgrade.validation.session import ReviewItem, VerdictView
@@ -39,8 +53,7 @@ from physgrade_ui.grader import show_person
 from physgrade_ui.operations import Operations, Write
 from physgrade_ui.pages import Section
 from physgrade_ui.reading_view import BufferedReadingView
-from physgrade_ui.widgets import (EmptyState, RowCursor, SeedField, label, polish, restyle,
-                                  shortcuts)
+from physgrade_ui.widgets import EmptyState, RowCursor, SeedField, label, polish, restyle, shortcuts
 
 #: The reviewer's agreement with one criterion's score (the core's scale): value, button text,
 #: meaning.
@@ -51,7 +64,7 @@ AGREEMENTS = ((reviews.FULL, "2", "Full agreement"), (reviews.PARTIAL, "1", "Par
 VERDICTS = tuple((verdict, verdict.capitalize(), verdict[0].upper(), meaning)
                  for verdict, meaning in reviews.VERDICTS.items())
 #: The facets a sample can be stratified over, as the dialog names them.
-FACET_NAMES = (("topic", "Topic"), ("bloom", "Bloom level"), ("model", "Model"))
+FACET_NAMES = tuple((facet, NAMED[facet].long_title) for facet in sampling.DEFAULT_STRATA)
 #: The keys, as the hint line and the help overlay list them.
 KEYS = (("↑  ↓  Tab", "Previous / next criterion"),
         ("2  1  0", "Agree fully / partly / not with the criterion (then the next)"),
@@ -71,7 +84,7 @@ NO_REVIEWER = "Say who you are first (Grading ▸ Change Grader…): reviews are
 
 def judges(project: Project) -> list[str]:
     """The rater labels of the project's judges that have given verdicts."""
-    return report_choices(project).judges
+    return filter_choices(project).judges
 
 
 def hint_html() -> str:
@@ -239,7 +252,7 @@ class AgreementRow(QFrame):
         restyle(self, "current", current)
 
 
-class VerdictPanel(RowCursor, QWidget):
+class VerdictPanel(RowCursor, QWidget):  # type: ignore[misc]  # RowCursor.move hides QWidget.move
     """One judge's verdict on the response on show, under its alias only, with the
     reviewer's agreements and label."""
 
@@ -495,8 +508,8 @@ class AuditPage(QWidget):
         for value in (2, 1, 0):
             actions += shortcuts(self.session, (str(value),), partial(self.agree_key, value))
         actions += shortcuts(self.session, ("Backspace", "Delete"), self.clear_agreement)
-        for value, _, shortcut, _ in VERDICTS:
-            actions += shortcuts(self.session, (shortcut,), partial(self.set_label, value))
+        for verdict, _, shortcut, _ in VERDICTS:
+            actions += shortcuts(self.session, (shortcut,), partial(self.set_label, verdict))
         actions += shortcuts(self.session, ("N", "Return", "Enter", "Right"), self.next_item)
         actions += shortcuts(self.session, ("P", "Left"), self.previous_item)
         return actions
@@ -520,7 +533,11 @@ class AuditPage(QWidget):
         """Keep the panel's column at least as wide as the panel needs: it has no horizontal
         scroll bar, so a narrower column (the splitter, a small window) would cut off the
         agreement and verdict buttons on its right."""
-        margins = self.scroller.widget().layout().contentsMargins()
+        content = self.scroller.widget()
+        assert content is not None  # set in __init__
+        layout = content.layout()
+        assert layout is not None
+        margins = layout.contentsMargins()
         needed = self.panel.minimumSizeHint().width() + margins.left() + margins.right() + \
             self.scroller.verticalScrollBar().sizeHint().width()
         if self.scroller.minimumWidth() != needed:
@@ -552,7 +569,7 @@ class AuditPage(QWidget):
         """Re-read what the changes touch: the judges offered, the samples, the verdict on
         show and the progress; the sample and the verdict on show stay."""
         if changes.touches(Kind.SCORES, Kind.RATERS):
-            self.judge_labels = judges(self.project)
+            self.judge_labels = judges(self.project) if self.project is not None else []
         if changes.touches(Kind.SAMPLES) and self._fill_samples(self.current_sample_id()):
             self._sample_changed()
             return
@@ -636,7 +653,8 @@ class AuditPage(QWidget):
 
     def _dialog_closed(self) -> None:
         dialog, self.dialog = self.dialog, None
-        dialog.deleteLater()
+        if dialog is not None:
+            dialog.deleteLater()
         QTimer.singleShot(0, self, self.focus_panel)
 
     def _sample_changed(self) -> None:
@@ -686,12 +704,15 @@ class AuditPage(QWidget):
         self.focus_panel()
 
     def _reading(self, item: ReviewItem) -> str:
+        assert self.project is not None and self.reviewer is not None  # as an item is on show
         shown = grading_item(self.project, item.response_id, self.reviewer)
         if shown is None:
             return reading.placeholder(f"Response {item.response_id} is no longer in the project.")
         return reading.grading_html(shown)
 
     def _show_view(self, keep_current: bool) -> None:
+        # show_index set them all (and clearing any of them clears the index)
+        assert self.index is not None and self.project is not None and self.reviewer is not None
         item = self.items[self.index]
         self.view = session.verdict_view(self.project, item, self.reviewer)
         position = (f"Verdict {self.index + 1:,} of {len(self.items):,}  ·  response "
@@ -721,7 +742,7 @@ class AuditPage(QWidget):
     def next_item(self) -> None:
         """The next verdict not yet finished after this one (wrapping round); once every one
         is finished, simply the next."""
-        if self.index is None or not self.items:
+        if self.index is None or not self.items or self.project is None or self.reviewer is None:
             return
         count = len(self.items)
         after = self.items[self.index + 1:] + self.items[:self.index + 1]
@@ -778,7 +799,7 @@ class AuditPage(QWidget):
 
     def agree_with(self, criterion: str, value: int | None) -> bool:
         """Commit the agreement with ``criterion`` now (None clears it)."""
-        if self.view is None:
+        if self.view is None or self.index is None or self.reviewer is None:
             return False
         item = self.items[self.index]
         what = ("agreement cleared" if value is None else
@@ -802,7 +823,7 @@ class AuditPage(QWidget):
 
     def set_label(self, verdict: str | None) -> bool:
         """Commit the reviewer's label of the verdict as a whole (None clears it)."""
-        if self.view is None:
+        if self.view is None or self.index is None or self.reviewer is None:
             return False
         item = self.items[self.index]
         return self._write(partial(reviews.set_review_verdict, reviewer=self.reviewer,

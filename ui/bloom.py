@@ -20,9 +20,20 @@ from typing import Callable
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QShowEvent
-from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QComboBox, QFrame, QGridLayout,
-                               QHBoxLayout, QPushButton, QScrollArea, QSplitter,
-                               QStackedWidget, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QCheckBox,
+    QComboBox,
+    QFrame,
+    QGridLayout,
+    QHBoxLayout,
+    QPushButton,
+    QScrollArea,
+    QSplitter,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from physgrade.annotation import session
 from physgrade.annotation.labels import set_bloom_final, set_bloom_label
@@ -461,7 +472,7 @@ class BloomPage(QWidget):
         kept, chosen = keep and self.source.count() > 0, self.suggester
         self.source.clear()
         self.source.addItem("None", None)
-        for name in session.suggesters(self.project):
+        for name in session.suggesters(self.project) if self.project is not None else []:
             self.source.addItem(name, name)
         index = (0 if chosen is None else self.source.findData(chosen)) if kept else -1
         self.source.setCurrentIndex(index if index >= 0 else min(1, self.source.count() - 1))
@@ -511,8 +522,8 @@ class BloomPage(QWidget):
         adjudicating = self.adjudicating
         if self.pickers.property("adjudicating") != adjudicating:
             self.pickers.setProperty("adjudicating", adjudicating)
-            for widget in [self.pickers, *self.pickers.findChildren(QWidget)]:
-                polish(widget)  # the buttons' look depends on the card's property
+            for part in [self.pickers, *self.pickers.findChildren(QWidget)]:
+                polish(part)  # the buttons' look depends on the card's property
         self.banner.setVisible(adjudicating)
         self._show_stats()
         if has_items:
@@ -582,7 +593,9 @@ class BloomPage(QWidget):
         self._show_item(render=True)
         self.focus_session()
 
-    def _read_item(self) -> BloomItem | None:
+    def _read_item(self) -> BloomItem:
+        # show_index put a question on show: a queue is read only with a project and annotator
+        assert self.project is not None and self.annotator is not None and self.index is not None
         return session.item(self.project, self.items[self.index], self.annotator,
                             None if self.blinded else self.suggester)
 
@@ -591,6 +604,7 @@ class BloomPage(QWidget):
         self.item = self._read_item()
         item = self.item
         if render:
+            assert self.project is not None  # as _read_item found
             self.reader.show_html(question_html(item, self.project))
         adjudicating = self.adjudicating
         suggestion = None if self.blinded else item.suggestion
@@ -641,8 +655,10 @@ class BloomPage(QWidget):
     def _show_others(self, item: BloomItem | None) -> None:
         """The annotators' labels and the final one, while adjudicating."""
         grid = self.others_grid
-        while grid.count():
-            grid.takeAt(0).widget().deleteLater()
+        while (taken := grid.takeAt(0)) is not None:
+            widget = taken.widget()
+            assert widget is not None  # it holds labels only
+            widget.deleteLater()
         if item is None:
             self.others.hide()
             return
@@ -668,7 +684,7 @@ class BloomPage(QWidget):
         self.others.show()
 
     def next_item(self) -> None:
-        if self.index is None:
+        if self.index is None or self.project is None or self.annotator is None:
             return
         if self.index + 1 < len(self.items):
             self.show_index(self.index + 1)
@@ -701,7 +717,8 @@ class BloomPage(QWidget):
 
     def _prepare_next(self) -> None:
         """Lay out the question N will show, out of sight."""
-        if self.project is None or self.index is None or self.index + 1 >= len(self.items):
+        if (self.project is None or self.annotator is None or self.index is None
+                or self.index + 1 >= len(self.items)):
             return
         upcoming = session.item(self.project, self.items[self.index + 1], self.annotator, None)
         self.reader.prepare(question_html(upcoming, self.project))

@@ -17,12 +17,11 @@ from html import escape
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QShowEvent
-from PySide6.QtWidgets import (QHBoxLayout, QPushButton, QStackedLayout, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import QHBoxLayout, QPushButton, QStackedLayout, QVBoxLayout, QWidget
 
 from physgrade.grading import GradingItem, OtherVerdict
 from physgrade.maths import to_html
-from physgrade.scores import HUMAN, LLM, RULES
+from physgrade.raters import HUMAN, LLM, RULES
 from physgrade_ui import reading, style
 from physgrade_ui.reading_view import ReadingView
 from physgrade_ui.widgets import label

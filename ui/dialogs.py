@@ -40,12 +40,18 @@ class Scrolled(QScrollArea):
         self.setWidgetResizable(True)
         self.setWidget(content)
 
+    def content_widget(self) -> QWidget:
+        """The content given at construction (never taken out)."""
+        content = self.widget()
+        assert content is not None
+        return content
+
     def sizeHint(self) -> QSize:
-        return self.widget().sizeHint()
+        return self.content_widget().sizeHint()
 
     def minimumSizeHint(self) -> QSize:
         """As narrow as the content allows, with room for the scroll bar beside it."""
-        return QSize(self.widget().minimumSizeHint().width()
+        return QSize(self.content_widget().minimumSizeHint().width()
                      + self.verticalScrollBar().sizeHint().width(),
                      super().minimumSizeHint().height())
 
@@ -101,7 +107,7 @@ def fit_to_show(widget: QWidget) -> None:
     QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)  # placed where it goes
     for scrolled in window.findChildren(Scrolled):
         if scrolled.isAncestorOf(widget):
-            top = widget.mapTo(scrolled.widget(), QPoint(0, 0))
+            top = widget.mapTo(scrolled.content_widget(), QPoint(0, 0))
             half = min(widget.height(), scrolled.viewport().height()) // 2
             scrolled.ensureVisible(top.x(), top.y() + half, 0, half)
 

@@ -22,16 +22,39 @@ from dataclasses import dataclass
 from functools import partial
 from html import escape
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, cast
 
-from PySide6.QtCore import (QAbstractTableModel, QItemSelectionModel, QModelIndex,
-                            QPersistentModelIndex, QSettings, Qt, QTimer)
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QItemSelectionModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    QSettings,
+    Qt,
+    QTimer,
+)
 from PySide6.QtGui import QAction, QColor, QShowEvent
-from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog,
-                               QFrame, QHBoxLayout, QHeaderView, QLineEdit,
-                               QPushButton, QRadioButton, QSplitter,
-                               QStackedWidget, QTabWidget, QTextBrowser, QTreeWidget,
-                               QTreeWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFrame,
+    QHBoxLayout,
+    QHeaderView,
+    QLineEdit,
+    QPushButton,
+    QRadioButton,
+    QSplitter,
+    QStackedWidget,
+    QTabWidget,
+    QTextBrowser,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 from physgrade.changes import Changes, Kind
 from physgrade.dedup import pairs
@@ -42,8 +65,15 @@ from physgrade.tasks import Task
 from physgrade_ui import style, transfer
 from physgrade_ui.operations import Operations
 from physgrade_ui.pages import Section
-from physgrade_ui.widgets import (NUMBER_ALIGNMENT, EmptyState, label, list_table,
-                                  local_time, polish, shortcuts)
+from physgrade_ui.widgets import (
+    NUMBER_ALIGNMENT,
+    EmptyState,
+    label,
+    list_table,
+    local_time,
+    polish,
+    shortcuts,
+)
 from physgrade_ui.workers import Worker
 
 if TYPE_CHECKING:
@@ -110,7 +140,7 @@ def remembered_request() -> AuditRequest | None:
     """The settings of the last audit run from the app (thresholds, model, other set), kept in
     the app's settings so the next run, even after a restart, starts from them."""
     try:
-        saved = json.loads(QSettings().value(SETTINGS_KEY, "", str) or "null")
+        saved = json.loads(cast(str, QSettings().value(SETTINGS_KEY, "", str)) or "null")
         if not saved:
             return None
         return AuditRequest(Path(saved["against"]) if saved["against"] else None,
@@ -839,7 +869,7 @@ class DuplicatesPage(QWidget):
         audit = None if source is None or self.project is None else \
             pairs.last_audit(self.project, source)
         self.body.setCurrentWidget(self.content if source is not None else self.empty)
-        if audit is None:
+        if audit is None or source is None or self.project is None:  # (no source or project: no audit)
             for widget in (self.source_label, self.details, self.summary, self.provider):
                 widget.setText("")
             return
@@ -917,7 +947,7 @@ class DuplicatesPage(QWidget):
             | QItemSelectionModel.SelectionFlag.Rows)
         self.table.scrollTo(index)
 
-    def move(self, step: int) -> None:
+    def move(self, step: int) -> None:  # type: ignore[override]  # the page is never placed by move()
         """The next (1) or previous (-1) pair."""
         index = self.table.selectionModel().currentIndex()
         row = index.row() + step if index.isValid() else 0

@@ -22,6 +22,7 @@ from physgrade.changes import NOTHING, Changes
 from physgrade.estimation import sample
 from physgrade.estimation.sample import EstimationSample
 from physgrade.project import Project
+from physgrade.selection import NAMED
 from physgrade.tasks import Task
 from physgrade.wording import sentence
 from physgrade_ui import transfer
@@ -29,7 +30,7 @@ from physgrade_ui.operations import Operations
 from physgrade_ui.widgets import SeedField, label, restyle
 
 #: The facets a sample can be stratified over, as the dialog names them (with their Alt keys).
-FACET_NAMES = (("model", "&Model"), ("topic", "&Topic"))
+FACET_NAMES = tuple((facet, f"&{NAMED[facet].title}") for facet in sample.FACETS)
 #: The size offered first: a tenth of the responses, at most this many (expert grades are dear).
 DEFAULT_SIZE = 200
 NO_RESPONSES = ("An estimation sample is drawn from the project's responses, and this project "
@@ -84,6 +85,8 @@ class EstimationDialog(transfer.TransferDialog[EstimationDraw]):
     """Name, size, strata and seed of a new estimation sample, with a line saying what the
     draw takes. On accept it is handed to ``submit`` (which draws it through the operations):
     drawn, the dialog closes; refused, it stays open with the core's reason, nothing stored."""
+
+    size: QSpinBox  # type: ignore[assignment]  # the sample's size: hides QWidget.size() (fit_screen knows)
 
     def __init__(self, taken: set[str], sizes: dict[Facets, dict[str, int]],
                  submit: Callable[[EstimationDraw], None], parent: QWidget | None = None) -> None:

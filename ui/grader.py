@@ -9,10 +9,10 @@ you are in another.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 from PySide6.QtCore import QSettings
-from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QLabel, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import QComboBox, QDialog, QDialogButtonBox, QLabel, QVBoxLayout, QWidget
 
 from physgrade.project import Project
 from physgrade.team.packs import PackOrigin
@@ -32,7 +32,7 @@ CHANGE_HINT = (f"Grading ▸ {CHANGE_ACTION.replace('&', '')} ({CHANGE_KEY}) cha
 
 def remembered() -> str | None:
     """The person chosen last, in any project (None: nobody has said yet)."""
-    name = QSettings().value(KEY, "", str)
+    name = cast(str, QSettings().value(KEY, "", str))
     return name.strip() or None
 
 
@@ -83,7 +83,9 @@ class GraderDialog(QDialog):
         self.name.setEditable(True)
         self.name.addItems(known)
         self.name.setCurrentText(current or "")
-        self.name.lineEdit().setPlaceholderText("Your name or initials")
+        line = self.name.lineEdit()
+        assert line is not None  # an editable combo box has one
+        line.setPlaceholderText("Your name or initials")
         self.name.editTextChanged.connect(self._check)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
                                         | QDialogButtonBox.StandardButton.Cancel)

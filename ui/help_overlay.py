@@ -35,8 +35,10 @@ class HelpOverlay(QWidget):
         self.hide()
 
     def open(self, sections: list[Section]) -> None:
-        while self.grid.count():
-            self.grid.takeAt(0).widget().deleteLater()
+        while (item := self.grid.takeAt(0)) is not None:
+            widget = item.widget()
+            assert widget is not None  # it holds labels only
+            widget.deleteLater()
         for column, (title, rows) in enumerate(sections):
             self.grid.addWidget(label(title, "section"), 0, column * 2, 1, 2)
             for row, (keys, what) in enumerate(rows, start=1):
@@ -49,7 +51,9 @@ class HelpOverlay(QWidget):
         self.setFocus(Qt.FocusReason.ShortcutFocusReason)
 
     def _fit(self) -> None:
-        self.setGeometry(self.parentWidget().rect())
+        parent = self.parentWidget()
+        assert parent is not None  # given at construction
+        self.setGeometry(parent.rect())
         self.card.adjustSize()
         self.card.move((self.width() - self.card.width()) // 2,
                        max(0, (self.height() - self.card.height()) // 2))

@@ -24,36 +24,51 @@ from typing import Any, Callable
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFormLayout,
-                               QFrame, QGridLayout, QHBoxLayout, QLabel, QLineEdit, QMessageBox,
-                               QProgressBar, QPushButton, QSizePolicy, QSpinBox, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QFrame,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QProgressBar,
+    QPushButton,
+    QSizePolicy,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
 
 from physgrade.changes import Changes, Kind
 from physgrade.judge import credentials, verdicts
 from physgrade.judge.client import connect
 from physgrade.judge.pricing import Price, dollars, known_models, price_for
-from physgrade.judge.purposes import run_plan
 from physgrade.judge.prompts import PromptError, Prompts
+from physgrade.judge.purposes import run_plan
 from physgrade.judge.runner import DEFAULT_CONCURRENCY, Estimate, Plan, RunSummary
 from physgrade.judge.scope import Scope
 from physgrade.project import Project
-from physgrade.report.options import ReportFilter, report_choices
+from physgrade.selection import RESPONSE_FACETS, ResponseFilter, filter_choices
 from physgrade.tasks import Task
+from physgrade.wording import count
 from physgrade_ui import preferences, style
 from physgrade_ui.dialogs import fit_screen, fitted_layout
 from physgrade_ui.operations import Operations
 from physgrade_ui.widgets import FacetButton, label
 from physgrade_ui.workers import Worker
-from physgrade.wording import count
 
 DEFAULT_MODEL = preferences.JUDGE_MODEL.default
 MAX_CONCURRENCY = 32
 MAX_LIMIT = 1_000_000
 #: The estimate waits for typing to pause this long (milliseconds) before planning again.
 ESTIMATE_DELAY_MS = 250
-#: The response facets a judge run can be narrowed by: ReportFilter field and button title.
-FACETS = (("models", "Model"), ("topics", "Topic"), ("kinds", "Kind"), ("bloom", "Bloom"))
+#: The response facets a judge run can be narrowed by: ResponseFilter field and button title.
+FACETS = tuple((facet.key, facet.title) for facet in RESPONSE_FACETS)
 BASE_URL_VARIABLE = "ANTHROPIC_BASE_URL"
 BANNER = ("QLabel {{ background: {background}; color: {color}; border: 1px solid {color}; "
           "border-radius: 4px; padding: 8px 10px; }}")
@@ -177,7 +192,9 @@ class JudgeCallsDialog(QDialog):
         self.model.setCurrentText(model)
         self.model.setToolTip("The model that judges: one of the priced models, or any other "
                               "model name the API accepts")
-        self.model.lineEdit().setPlaceholderText("model name")
+        line = self.model.lineEdit()
+        assert line is not None  # an editable combo box has one
+        line.setPlaceholderText("model name")
         self.model.currentTextChanged.connect(self.schedule_estimate)
         return self.model
 
@@ -463,7 +480,7 @@ class RunJudgeDialog(JudgeCallsDialog):
         facets.setSpacing(6)
         self.facets: dict[str, FacetButton] = {}
         assert ops.project is not None
-        choices = report_choices(ops.project)
+        choices = filter_choices(ops.project)
         for key, title in FACETS:
             button = FacetButton(title, self.settings)
             button.set_values(getattr(choices, key), frozenset())
@@ -516,7 +533,7 @@ class RunJudgeDialog(JudgeCallsDialog):
 
     def scope(self) -> Scope:
         """The responses the form asks for."""
-        chosen = ReportFilter(**{key: button.chosen() for key, button in self.facets.items()})
+        chosen = ResponseFilter(**{key: button.chosen() for key, button in self.facets.items()})
         return Scope(chosen, self.limit.value() or None, self.retry_failed.isChecked())
 
     def update_estimate(self) -> Plan | None:

@@ -16,9 +16,19 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
-from PySide6.QtWidgets import (QApplication, QDialog, QFileDialog, QHBoxLayout, QListWidget,
-                               QListWidgetItem, QMainWindow, QMenu, QMessageBox, QStackedWidget,
-                               QWidget)
+from PySide6.QtWidgets import (
+    QApplication,
+    QDialog,
+    QFileDialog,
+    QHBoxLayout,
+    QListWidget,
+    QListWidgetItem,
+    QMainWindow,
+    QMenu,
+    QMessageBox,
+    QStackedWidget,
+    QWidget,
+)
 
 import physgrade
 from physgrade.changes import EVERYTHING
@@ -137,8 +147,8 @@ class MainWindow(QMainWindow):
 
     # -- actions and menus -------------------------------------------------------------------
 
-    def _action(self, text: str, shortcut: QKeySequence | str, slot: Callable[[], object],
-                needs_project: bool = False) -> QAction:
+    def _action(self, text: str, shortcut: QKeySequence | QKeySequence.StandardKey | str,
+                slot: Callable[[], object], needs_project: bool = False) -> QAction:
         action = QAction(text, self)
         action.setShortcut(QKeySequence(shortcut))
         action.triggered.connect(slot)

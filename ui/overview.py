@@ -9,13 +9,21 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QFrame, QGridLayout, QHBoxLayout, QHeaderView, QProgressBar,
-                               QScrollArea, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QFrame,
+    QGridLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QProgressBar,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
 
 from physgrade.changes import Changes, Kind
 from physgrade.project import Project
 from physgrade.queries import COUNTED, ProjectInfo, project_info
-from physgrade.scores import HUMAN, LLM, RULES
+from physgrade.raters import HUMAN, LLM, RULES
 from physgrade.tasks import Task
 from physgrade.team.progress import GraderProgress, grader_progress
 from physgrade_ui.operations import Operations
@@ -94,14 +102,14 @@ class GradersTable(SmallTable):
                                                       "not assigned to them, such as those graded "
                                                       "before the assignments (which leave them "
                                                       "out)")):
-            self.horizontalHeaderItem(column).setToolTip(tip)
+            self.title_item(column).setToolTip(tip)
 
     def show_progress(self, progress: list[GraderProgress]) -> None:
         with self.batch():
             self.fill([(p.grader, p.assigned, p.graded, p.remaining, "", pace_text(p.per_hour),
                         p.unassigned_graded or "") for p in progress])
             for row, person in enumerate(progress):
-                self.item(row, PACE_COLUMN).setTextAlignment(NUMBER_ALIGNMENT)
+                self.cell_item(row, PACE_COLUMN).setTextAlignment(NUMBER_ALIGNMENT)
                 if person.assigned:
                     self.setCellWidget(row, PROGRESS_COLUMN, _bar(person))
                 else:
@@ -109,7 +117,7 @@ class GradersTable(SmallTable):
         header = self.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(PROGRESS_COLUMN, QHeaderView.ResizeMode.Stretch)
-        self.horizontalHeaderItem(PACE_COLUMN).setTextAlignment(NUMBER_ALIGNMENT)
+        self.title_item(PACE_COLUMN).setTextAlignment(NUMBER_ALIGNMENT)
 
 
 def _bar(person: GraderProgress) -> QWidget:
@@ -155,7 +163,7 @@ class OverviewPage(QScrollArea):
         # Short headers: at 1280 px wide the raters' names need the room.
         self.raters = SmallTable(["Rater", "Kind", "Prompt", "Scored", "Labelled"], content)
         for column, tip in ((3, "Responses scored"), (4, "Questions labelled (Bloom)")):
-            self.raters.horizontalHeaderItem(column).setToolTip(tip)
+            self.raters.title_item(column).setToolTip(tip)
         self.topics = SmallTable(["Topic", "Questions"], content)
         self.graders_title = label("Graders", "section", content)
         self.graders = GradersTable(content)

@@ -90,6 +90,7 @@ class PageStack(QStackedWidget):
             assert isinstance(built, Page) and isinstance(built, QWidget), built
             assert built.page_title == self.titles[index], built.page_title
             stand_in, current = self.widget(index), self.currentIndex()
+            assert stand_in is not None  # every index holds a stand-in until it is built
             # Swapping moves the current index about for a moment: nobody need hear of it.
             blocked = self.blockSignals(True)
             self.insertWidget(index, built)

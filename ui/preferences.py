@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Generic, TypeVar, cast
 
 from PySide6.QtCore import QByteArray, QSettings
 from PySide6.QtWidgets import QSplitter
@@ -32,7 +32,7 @@ class Preference(Generic[T]):
 
     def get(self) -> T:
         kind = type(self.default)
-        value = QSettings().value(self.key, self.default, kind)
+        value = cast("T | None", QSettings().value(self.key, self.default, kind))
         return kind(value) if value is not None else self.default
 
     def set(self, value: T) -> None:
@@ -64,7 +64,7 @@ class ByProject:
         QSettings().setValue(self.key, kept)
 
     def _all(self) -> dict[str, str]:
-        return dict(QSettings().value(self.key, {}) or {})
+        return dict(cast("dict[str, str] | None", QSettings().value(self.key, {})) or {})
 
 
 @dataclass(frozen=True)

@@ -56,6 +56,6 @@ class ProgressDialog(QProgressDialog):
         self.reset()
         self.hide()
         # Give the keyboard back to the window (without a window manager nobody else would).
-        if self.parentWidget() is not None:
-            self.parentWidget().window().activateWindow()
+        if (parent := self.parentWidget()) is not None:
+            parent.window().activateWindow()
         self.deleteLater()

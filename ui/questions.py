@@ -5,10 +5,16 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING, Any, Callable
 
-from PySide6.QtCore import (QAbstractTableModel, QItemSelectionModel, QModelIndex,
-                            QPersistentModelIndex, QSortFilterProxyModel, Qt)
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QItemSelectionModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    QSortFilterProxyModel,
+    Qt,
+)
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QShowEvent
-from PySide6.QtWidgets import (QLineEdit, QSplitter, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import QLineEdit, QSplitter, QVBoxLayout, QWidget
 
 from physgrade.changes import Changes, Kind
 from physgrade.project import Project

@@ -9,19 +9,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import (QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer,
-                            Signal)
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QGridLayout, QHeaderView, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
 from physgrade.queue import GRADED, STARTED, QueueFilter, QueueItem
+from physgrade.selection import RESPONSE_FACETS
 from physgrade_ui import style
 from physgrade_ui.widgets import FacetButton, list_table
 
 Index = QModelIndex | QPersistentModelIndex
 COLUMNS = ("Question", "Model", "Me", "Others")
-#: Filter facets: QueueFilter field and button title, in the order of the bar.
-FACETS = (("models", "Model"), ("topics", "Topic"), ("kinds", "Kind"), ("bloom", "Bloom"),
+#: Filter facets: QueueFilter field and button title, in the order of the bar (the response
+#: facets first, then the queue's own).
+FACETS = (*((facet.key, facet.title) for facet in RESPONSE_FACETS),
           ("compliance", "Template"), ("mine", "Me"), ("others", "Others"),
           ("assignment", "Assignment"))
 #: The estimation samples' facet, on a row of its own under the others (its values are names a
@@ -201,7 +202,9 @@ class QueuePanel(QWidget):
 
     def facet_filter(self) -> QueueFilter:
         """The facets as chosen in the bar (the search text is run by the page)."""
-        return QueueFilter(**{key: button.chosen() for key, button in self.facets.items()})
+        # The keys are QueueFilter's facet fields, each a frozenset (never search, a str).
+        chosen: dict[str, Any] = {key: button.chosen() for key, button in self.facets.items()}
+        return QueueFilter(**chosen)
 
     def clear_filters(self) -> None:
         self._clear()

@@ -35,13 +35,17 @@ if hasattr(os, "geteuid") and os.geteuid() == 0 and "--no-sandbox" not in _flags
 os.environ["QTWEBENGINE_CHROMIUM_FLAGS"] = _flags
 
 import shiboken6  # noqa: E402
-from PySide6.QtCore import (QMessageLogContext, QTimer, QUrl, Qt, QtMsgType,  # noqa: E402
-                            Signal, qFormatLogMessage)
-from PySide6.QtWebEngineCore import (QWebEnginePage, QWebEngineProfile,  # noqa: E402
-                                     QWebEngineScript, QWebEngineSettings,
-                                     QWebEngineUrlRequestInfo, QWebEngineUrlRequestInterceptor)
-from PySide6.QtWebEngineWidgets import QWebEngineView  # noqa: E402
+from PySide6.QtCore import QMessageLogContext, Qt, QTimer, QtMsgType, QUrl, Signal, qFormatLogMessage  # noqa: E402
 from PySide6.QtGui import QResizeEvent  # noqa: E402
+from PySide6.QtWebEngineCore import (  # noqa: E402
+    QWebEnginePage,
+    QWebEngineProfile,
+    QWebEngineScript,
+    QWebEngineSettings,
+    QWebEngineUrlRequestInfo,
+    QWebEngineUrlRequestInterceptor,
+)
+from PySide6.QtWebEngineWidgets import QWebEngineView  # noqa: E402
 from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
 
 #: What QtWebEngine says on every start where it finds no GPU it knows (virtual displays, remote
@@ -240,7 +244,7 @@ class BufferedReadingView(QWidget):
             self._preparing = self._prepared = None
             self.current = self._spare
             self.current.raise_()
-            QTimer.singleShot(0, self.rendered)  # once the caller's own updates are done
+            QTimer.singleShot(0, self.rendered.emit)  # once the caller's own updates are done
             return
         self.current.show_html(fragment)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 from PySide6.QtCore import QSettings
 
@@ -12,7 +13,7 @@ LIMIT = 8
 
 def recent_projects() -> list[Path]:
     """Remembered projects whose files still exist, newest first."""
-    stored = QSettings().value(KEY, [], list) or []
+    stored = cast("list[str] | None", QSettings().value(KEY, [], list)) or []
     return [Path(p) for p in stored if Path(p).is_file()]
 
 

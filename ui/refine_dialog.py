@@ -16,8 +16,18 @@ from functools import partial
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QStandardItem, QStandardItemModel
-from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFrame, QHBoxLayout, QHeaderView,
-                               QScrollArea, QSizePolicy, QSpinBox, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QFrame,
+    QHBoxLayout,
+    QHeaderView,
+    QScrollArea,
+    QSizePolicy,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
 
 from physgrade.changes import Changes, Kind
 from physgrade.judge.client import connect
@@ -29,7 +39,7 @@ from physgrade.refinement import refine
 from physgrade.refinement.examples import criterion_keys
 from physgrade.refinement.measures import Comparison
 from physgrade.refinement.refine import Refined, RefinementPlan
-from physgrade.report.options import report_choices
+from physgrade.selection import filter_choices
 from physgrade.tasks import Task
 from physgrade.wording import count, sentence
 from physgrade_ui.dialogs import fit_screen, fitted_layout
@@ -98,7 +108,7 @@ class RefineJudgeDialog(JudgeCallsDialog):
         self.refined: Refined | None = None
         self._reading = False
         assert ops.project is not None
-        choices = report_choices(ops.project)
+        choices = filter_choices(ops.project)
         form = self.form
 
         self.judge = QComboBox(self.settings)

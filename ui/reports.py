@@ -19,37 +19,51 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QRect, QSize, Qt, QTimer
-from PySide6.QtGui import (QColor, QHideEvent, QPainter, QPaintEvent, QPixmap, QResizeEvent,
-                           QShowEvent)
-from PySide6.QtWidgets import (QApplication, QCheckBox, QComboBox, QDialog, QFileDialog, QFrame,
-                               QHBoxLayout, QHeaderView, QLabel, QPushButton, QScrollArea,
-                               QSizePolicy, QSpinBox, QStackedWidget, QTabWidget,
-                               QTableWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtGui import QColor, QHideEvent, QPainter, QPaintEvent, QPixmap, QResizeEvent, QShowEvent
+from PySide6.QtWidgets import (
+    QApplication,
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QFileDialog,
+    QFrame,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QSizePolicy,
+    QSpinBox,
+    QStackedWidget,
+    QTableWidgetItem,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from physgrade.changes import Changes, Kind
 from physgrade.estimation.sample import samples
 from physgrade.project import Project
-from physgrade.report.model import (PENDING, Cell, Figure, Report, Section, Table, cell_parts,
-                                    cell_text)
+from physgrade.report.model import PENDING, Cell, Figure, Report, Section, Table, cell_parts, cell_text
+from physgrade.report.options import MIN_GRADES, ReportOptions
 from physgrade.report.writers import write_report
-from physgrade.report.options import MIN_GRADES, ReportFilter, ReportOptions, report_choices
 from physgrade.score_cache import ScoreCache
+from physgrade.selection import FILTER_FACETS, ResponseFilter, filter_choices
 from physgrade.stats.estimate import Estimate
 from physgrade.tasks import Task
+from physgrade.wording import count
 from physgrade_ui import style, transfer
 from physgrade_ui.operations import Operations
 from physgrade_ui.pages import Section as SectionKeys
 from physgrade_ui.preferences import REPORT_MIN_GRADES
 from physgrade_ui.widgets import NUMBER_ALIGNMENT, ROW_HEIGHT, FacetButton, SmallTable, label
 from physgrade_ui.workers import Worker
-from physgrade.wording import count
 
 if TYPE_CHECKING:  # the builder is imported where used (see draft_work)
     from physgrade.report.build import Draft
 
-#: Filter facets: ReportFilter field and button title, in the order of the bar.
-FACETS = (("models", "Model"), ("topics", "Topic"), ("kinds", "Kind"), ("bloom", "Bloom"),
-          ("judges", "Judge"), ("graders", "Grader"))
+#: Filter facets: ResponseFilter field and button title, in the order of the bar.
+FACETS = tuple((key, facet.title) for key, facet in FILTER_FACETS.items())
 #: Export formats: write_report's name and what the dialog calls it.
 FORMATS = (("html", "HTML"), ("csv", "CSV"), ("json", "JSON"))
 #: Prose is easier to read in lines no wider than this (pixels).
@@ -155,9 +169,9 @@ class ReportTable(SmallTable):
             for c in columns:
                 numeric, percent = table.numeric(c), table.columns[c] in table.percent
                 if numeric:
-                    self.horizontalHeaderItem(c).setTextAlignment(NUMBER_ALIGNMENT)
+                    self.title_item(c).setTextAlignment(NUMBER_ALIGNMENT)
                 for r, row in enumerate(table.rows):
-                    self._style(self.item(r, c), row[c], numeric, percent)
+                    self._style(self.cell_item(r, c), row[c], numeric, percent)
         self.setWordWrap(True)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         if len(table.rows) > MAX_ROWS:
@@ -175,7 +189,7 @@ class ReportTable(SmallTable):
     def text(self, row: int, column: int) -> str:
         """A cell's text as the report writes it, without what keeps it from wrapping
         mid-word."""
-        return self.item(row, column).text().replace(NO_BREAK_HYPHEN, "-").replace(NO_BREAK, " ")
+        return self.cell_item(row, column).text().replace(NO_BREAK_HYPHEN, "-").replace(NO_BREAK, " ")
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
@@ -186,7 +200,7 @@ class ReportTable(SmallTable):
         cells = self.fontMetrics()
         titles = self.horizontalHeader().fontMetrics()
         words = [(cells, word) for r in range(self.rowCount())
-                 for word in self.item(r, column).text().split(" ")]
+                 for word in self.cell_item(r, column).text().split(" ")]
         words += [(titles, word) for word in self.titles[column].split()]
         return max(metrics.horizontalAdvance(word) for metrics, word in words) + WORD_ROOM
 
@@ -201,10 +215,10 @@ class ReportTable(SmallTable):
         header = self.horizontalHeader()
         for c, (most, fewest) in enumerate(zip(self.natural, self.least)):
             header.resizeSection(c, int(fewest + spare * (most - fewest)))
-            self.horizontalHeaderItem(c).setText(self._title_within(c, header.sectionSize(c)))
+            self.title_item(c).setText(self._title_within(c, header.sectionSize(c)))
         for r in range(self.rowCount()):
             self.setRowHeight(r, max(ROW_HEIGHT, ROW_MARGIN + max(
-                self._text_height(self.item(r, c).text(), header.sectionSize(c))
+                self._text_height(self.cell_item(r, c).text(), header.sectionSize(c))
                 for c in range(self.columnCount()))))
         shown = sum(self.rowHeight(r) for r in range(min(self.rowCount(), MAX_ROWS)))
         self.setFixedHeight(header.sizeHint().height() + 2 * self.frameWidth() + shown)
@@ -618,7 +632,7 @@ class ReportsPage(QWidget):
 
     def _offer_choices(self, project: Project) -> None:
         """The filter values and raters ``project`` has, keeping the chosen ones it still has."""
-        choices = report_choices(project)
+        choices = filter_choices(project)
         for key, button in self.facets.items():
             button.blockSignals(True)
             button.set_values(getattr(choices, key), button.chosen())
@@ -659,7 +673,7 @@ class ReportsPage(QWidget):
 
     def options(self) -> ReportOptions:
         """The report the bar asks for (no sample named: the newest drawn at random)."""
-        chosen = ReportFilter(**{key: button.chosen() for key, button in self.facets.items()})
+        chosen = ResponseFilter(**{key: button.chosen() for key, button in self.facets.items()})
         sample = self.sample.currentData()
         return ReportOptions(chosen, self.rater.currentText() or None,
                              sample=None if sample == self._newest_random else sample,
@@ -818,7 +832,7 @@ class ReportsPage(QWidget):
     def _show_report(self, options: ReportOptions | None, report: Report | None) -> None:
         """Lay out ``report`` (None: none yet), staying on the section that was on show."""
         current = self.tabs.tabText(self.tabs.currentIndex())
-        old = [self.tabs.widget(i) for i in range(self.tabs.count())]
+        old = [page for i in range(self.tabs.count()) if (page := self.tabs.widget(i)) is not None]
         self.tabs.clear()
         for page in old:
             page.deleteLater()
@@ -844,7 +858,8 @@ class ReportsPage(QWidget):
         assert isinstance(scroller, QScrollArea)
         position = scroller.verticalScrollBar().value()
         focused = QApplication.focusWidget()
-        had_focus = focused is not None and scroller.widget().isAncestorOf(focused)
+        content = scroller.widget()
+        had_focus = focused is not None and content is not None and content.isAncestorOf(focused)
         scroller.takeWidget().deleteLater()
         scroller.setWidget(section_content(section.shown(), self.tables))
         scroller.verticalScrollBar().setValue(position)

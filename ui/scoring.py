@@ -15,8 +15,17 @@ from functools import partial
 
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent
-from PySide6.QtWidgets import (QButtonGroup, QFrame, QGridLayout, QHBoxLayout, QLabel,
-                               QLineEdit, QPushButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QFrame,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from physgrade.grading import GradingItem
 from physgrade.rubric import FINAL_ANSWER, Criterion, Rubric, value_text
@@ -36,7 +45,7 @@ class NoteEdit(QLineEdit):
     cancelled = Signal()
 
     def event(self, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.ShortcutOverride and not (
+        if event.type() == QEvent.Type.ShortcutOverride and isinstance(event, QKeyEvent) and not (
                 event.modifiers() & ~(Qt.KeyboardModifier.ShiftModifier
                                       | Qt.KeyboardModifier.KeypadModifier)):
             event.accept()  # a plain key is text (or Enter, Esc) for the note, not a shortcut
@@ -140,9 +149,11 @@ class CriterionRow(QFrame):
         if widget.parentWidget() is self:
             return
         previous = widget.parentWidget()
-        if previous is not None and previous.layout() is not None:
-            previous.layout().removeWidget(widget)
-        self.layout().insertWidget(self.layout().indexOf(self.note), widget)
+        if previous is not None and (held := previous.layout()) is not None:
+            held.removeWidget(widget)
+        layout = self.layout()
+        assert isinstance(layout, QVBoxLayout)  # made in __init__
+        layout.insertWidget(layout.indexOf(self.note), widget)
 
     def describe(self, described: dict[int | None, str]) -> None:
         """Show what each value means (the texts the project holds; the buttons' tooltips too)."""
@@ -184,7 +195,7 @@ class CriterionRow(QFrame):
         self.levels.setVisible(self.descriptions_shown and current)
 
 
-class ScoringPanel(RowCursor, QWidget):
+class ScoringPanel(RowCursor, QWidget):  # type: ignore[misc]  # RowCursor.move hides QWidget.move
     """The rubric of the item on show, its current criterion, subtotals and implied errors."""
 
     value_chosen = Signal(str, object)  # criterion, value (None: N/A)
@@ -303,6 +314,7 @@ class ScoringPanel(RowCursor, QWidget):
 
     def _show_totals(self) -> None:
         item = self.item
+        assert item is not None  # only show_item calls it, with the item on show
         values = item.values
         earned, _ = item.rubric.total(values)
         out_of = item.rubric.out_of(values)

@@ -20,8 +20,14 @@ from physgrade.answers.outcome import Settings
 from physgrade.judge import credentials
 from physgrade.judge.pricing import known_models
 from physgrade_ui import preferences, transfer
-from physgrade_ui.duplicates import (AuditRequest, ModelField, default_thresholds, model_problem,
-                                     remember_request, remembered_request)
+from physgrade_ui.duplicates import (
+    AuditRequest,
+    ModelField,
+    default_thresholds,
+    model_problem,
+    remember_request,
+    remembered_request,
+)
 from physgrade_ui.widgets import label
 
 EMBEDDED = "empty: the embedded all-MiniLM-L6-v2"
@@ -78,7 +84,9 @@ class SettingsDialog(transfer.TransferDialog[Choices]):
             self.grader.setEditable(True)
             self.grader.addItems(known)
             self.grader.setCurrentText(person or "")
-            self.grader.lineEdit().setPlaceholderText("Your name or initials")
+            line = self.grader.lineEdit()
+            assert line is not None  # an editable combo box has one
+            line.setPlaceholderText("Your name or initials")
             self.form.addRow("&Grader", self.grader)
             self.form.addRow("", self._note(
                 f"What you grade, review and label from now on in {project.name} is stored "

@@ -20,21 +20,41 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
-from PySide6.QtCore import QModelIndex, Qt, QTimer
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, QTimer
 from PySide6.QtGui import QShowEvent
-from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QCompleter, QDialog,
-                               QDialogButtonBox, QFileDialog, QFormLayout, QGridLayout,
-                               QHBoxLayout, QHeaderView, QLabel, QLineEdit, QListWidget,
-                               QListWidgetItem, QPushButton, QSizePolicy, QSpinBox, QTableWidget,
-                               QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QComboBox,
+    QCompleter,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QGridLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QSizePolicy,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 from shiboken6 import isValid
 
 from physgrade.changes import Changes, Kind
 from physgrade.estimation.sample import samples
 from physgrade.grading import graders as known_graders
 from physgrade.project import Project, ProjectError
-from physgrade.report.options import ReportFilter, report_choices
 from physgrade.rubric import value_text
+from physgrade.selection import NAMED, ResponseFilter, filter_choices
 from physgrade.tasks import Task
 from physgrade.team import assign, merge, packs
 from physgrade.team.assign import AssignmentPlan
@@ -53,10 +73,11 @@ MAX_PER_GRADER = 1_000_000
 PACK_FILTER = "Grader packs (*.physgrade);;All files (*)"
 #: The Assign dialog's choice of no estimation sample.
 ANY_RESPONSE = "Any response"
-#: The facets an assignment is narrowed and previewed by: the plan's facet, the ReportFilter
-#: field, the title of its list and of its tab in the preview (with their Alt keys).
-FACETS = (("model", "models", "Mo&dels", "By &model"),
-          ("topic", "topics", "&Topics", "By top&ic"))
+#: The titles of a facet's list and of its tab in the preview, with this dialog's Alt keys.
+_ALT_TITLES = {"model": ("Mo&dels", "By &model"), "topic": ("&Topics", "By top&ic")}
+#: The facets an assignment is narrowed and previewed by: the plan's facet, the ResponseFilter
+#: field, the title of its list and of its tab in the preview.
+FACETS = tuple((facet, NAMED[facet].key, *_ALT_TITLES[facet]) for facet in assign.FACETS)
 #: Refusals of the core's planning: said in the preview, not in a box.
 PLAN_REFUSALS = (ValueError, ProjectError)
 NO_ASSIGNMENTS = ("Nobody is assigned any responses yet, so there is no grader pack to make. "
@@ -89,15 +110,15 @@ class AssignRequest:
     overlap: float
     per_grader: int | None
     seed: int
-    #: ReportFilter field -> the values ticked (none: all)
+    #: ResponseFilter field -> the values ticked (none: all)
     chosen: tuple[tuple[str, frozenset[str]], ...]
     #: the estimation sample the responses are taken from (None: any response)
     sample: str | None = None
     #: whether responses a person has already finished grading are handed out too
     include_graded: bool = False
 
-    def report_filter(self) -> ReportFilter:
-        return ReportFilter(**dict(self.chosen))
+    def report_filter(self) -> ResponseFilter:
+        return ResponseFilter(**dict(self.chosen))
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,7 +169,7 @@ class NamesCompleter(QCompleter):
     def splitPath(self, path: str) -> list[str]:
         return [path.rsplit(",", 1)[-1].strip()]
 
-    def pathFromIndex(self, index: QModelIndex) -> str:
+    def pathFromIndex(self, index: QModelIndex | QPersistentModelIndex) -> str:
         typed = self.edit.text()
         head = typed.rsplit(",", 1)[0] + ", " if "," in typed else ""
         return head + super().pathFromIndex(index)
@@ -225,7 +246,7 @@ class AssignDialog(QDialog):
         project = ops.project
         assert project is not None
         known = known_graders(project)
-        choices = report_choices(project)
+        choices = filter_choices(project)
         estimation_samples = [stored.name for stored in samples(project)]
 
         self.graders = QLineEdit(", ".join(assign.assignees(project) or known), self)
@@ -248,7 +269,7 @@ class AssignDialog(QDialog):
         for spin in (self.overlap, self.per_grader, self.seed.spin):
             spin.setMinimumWidth(160)
             spin.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
-        #: ReportFilter field -> the list of its values to tick
+        #: ResponseFilter field -> the list of its values to tick
         self.filters = {field: CheckList(getattr(choices, field), False, self)
                         for _facet, field, _list, _tab in FACETS}
         self.sample = QComboBox(self)
@@ -307,7 +328,7 @@ class AssignDialog(QDialog):
         self.breakdown = QTabWidget(self)
         self.facet_tables: dict[str, CountsTable] = {}
         for facet, _field, _list, tab in FACETS:
-            self.facet_tables[facet] = CountsTable([facet.capitalize()], self.breakdown)
+            self.facet_tables[facet] = CountsTable([NAMED[facet].title], self.breakdown)
             self.breakdown.addTab(self.facet_tables[facet], tab)
         previewed = QVBoxLayout()
         previewed.setSpacing(8)
@@ -410,7 +431,7 @@ class AssignDialog(QDialog):
             values = [value for value in offered if value in found] + sorted(
                 found.difference(offered), key=str)
             self.facet_tables[facet].show_rows(
-                [facet.capitalize(), *plan.graders],
+                [NAMED[facet].title, *plan.graders],
                 [(str(value), *(by_grader.get(name, {}).get(value, 0) for name in plan.graders))
                  for value in values])
         self.assign_button.setEnabled(bool(plan.rows))
@@ -434,7 +455,7 @@ class AssignDialog(QDialog):
         self.refusal.show()
         self.per_grader_table.fill([])
         for facet, table in self.facet_tables.items():
-            table.show_rows([facet.capitalize()], [])
+            table.show_rows([NAMED[facet].title], [])
         self.assign_button.setEnabled(False)
         fit_to_show(self.refusal)
 

@@ -8,13 +8,25 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Callable, Iterable, Iterator
 
-from PySide6.QtCore import QSize, Qt, Signal
-from PySide6.QtCore import QAbstractItemModel
+from PySide6.QtCore import QAbstractItemModel, QSize, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence, QPainter, QPaintEvent, QPalette
-from PySide6.QtWidgets import (QAbstractItemView, QFrame, QHBoxLayout, QHeaderView, QLabel,
-                               QMenu, QPushButton, QSizePolicy, QSpinBox, QVBoxLayout,
-                               QTableView, QTableWidget, QTableWidgetItem, QToolButton, QWidget)
-
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFrame,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QMenu,
+    QPushButton,
+    QSizePolicy,
+    QSpinBox,
+    QTableView,
+    QTableWidget,
+    QTableWidgetItem,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 ROW_HEIGHT = 32
 NUMBER_ALIGNMENT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
@@ -240,6 +252,18 @@ class SmallTable(QTableWidget):
         self.verticalHeader().setDefaultSectionSize(ROW_HEIGHT)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
 
+    def title_item(self, column: int) -> QTableWidgetItem:
+        """The header item of ``column`` (the labels given at construction made one for each)."""
+        item = self.horizontalHeaderItem(column)
+        assert item is not None
+        return item
+
+    def cell_item(self, row: int, column: int) -> QTableWidgetItem:
+        """The item of a cell :meth:`fill` filled (it fills every cell)."""
+        item = self.item(row, column)
+        assert item is not None
+        return item
+
     def fill(self, rows: list[tuple[str | int | float, ...]]) -> None:
         """Show ``rows``; counts (int) and shares (float, shown as %) are right-aligned."""
         with self.batch():
@@ -276,7 +300,7 @@ class SmallTable(QTableWidget):
                 item = QTableWidgetItem(text)
                 if number:
                     item.setTextAlignment(NUMBER_ALIGNMENT)
-                    self.horizontalHeaderItem(c).setTextAlignment(NUMBER_ALIGNMENT)
+                    self.title_item(c).setTextAlignment(NUMBER_ALIGNMENT)
                 self.setItem(r, c, item)
         self.setFixedHeight(self.horizontalHeader().sizeHint().height() + 2 * self.frameWidth()
                             + ROW_HEIGHT * len(rows))

@@ -12,19 +12,34 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
+from typing import Any
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QShowEvent
-from PySide6.QtWidgets import (QHBoxLayout, QProgressBar, QScrollArea, QSplitter, QStackedWidget,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QProgressBar,
+    QScrollArea,
+    QSplitter,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from physgrade import scores
 from physgrade.changes import Changes, Kind
 from physgrade.grading import Given, GradingItem, compare, grading_item
 from physgrade.pace import Pace
 from physgrade.project import Project
-from physgrade.queue import (Position, QueueFilter, QueueItem, facet_values, load_position,
-                             load_queue, save_position)
+from physgrade.queue import (
+    Position,
+    QueueFilter,
+    QueueItem,
+    facet_values,
+    load_position,
+    load_queue,
+    save_position,
+)
 from physgrade_ui import preferences, reading
 from physgrade_ui.answer_hint import AnswerHints
 from physgrade_ui.comparison import ComparisonPanel
@@ -238,7 +253,7 @@ class GradingPage(QSplitter):
 
     # -- the layout -------------------------------------------------------------------------
 
-    def move(self, delta: int) -> None:
+    def move(self, delta: int) -> None:  # type: ignore[override]  # the page is never placed by move()
         """Up / Down, or a score given: the next criterion, scrolled into view on a short
         screen where the rubric does not fit."""
         self.scored_by_key = None
@@ -335,7 +350,7 @@ class GradingPage(QSplitter):
     def _show_comparison(self) -> None:
         """Fill the comparison for the item on show (blind until it is fully scored), and
         say on its button whether there is anything to see."""
-        if self.item is None or self.project is None:
+        if self.item is None or self.project is None or self.grader is None:
             return
         verdicts = compare(self.project, self.item, self.grader)
         self.bar.show_comparison(self.item.complete, verdicts, self.item.values)
@@ -407,6 +422,7 @@ class GradingPage(QSplitter):
         """Show ``items`` through ``queue_filter`` (its search run again), with ``response_id``
         on show if the filter shows it, else the first response."""
         if queue_filter.search:
+            assert self.project is not None  # a queue is shown only for a project
             queue_filter = queue_filter.with_search(self.project, queue_filter.search)
         self.queue.set_choices(facet_values(items), queue_filter)
         self.queue.model.set_items(items, queue_filter)
@@ -419,10 +435,11 @@ class GradingPage(QSplitter):
     def _rescore(self, responses: frozenset[str] | None) -> None:
         """Scores changed for ``responses`` (None: any): the item on show and the queue's
         counts are read again, the rows staying where they are."""
+        assert self.project is not None and self.grader is not None  # as apply() checked
         on_show = self.item.response_id if self.item else None
         if on_show is not None and (responses is None or on_show in responses):
             self._reread_item()
-        if on_show is not None and responses == {on_show}:
+        if on_show is not None and responses == {on_show} and self.item is not None:
             self.queue.model.update_scored(on_show, len(self.item.mine))
         else:
             self.queue.model.update_progress(load_queue(self.project, self.grader), responses)
@@ -430,6 +447,8 @@ class GradingPage(QSplitter):
 
     def _reread_item(self) -> None:
         """Show what the project now holds for the item on show (the criterion stays)."""
+        # an item is on show only for a project and a grader
+        assert self.project is not None and self.grader is not None and self.item is not None
         item = grading_item(self.project, self.item.response_id, self.grader)
         if item is None:
             return  # removed: the change that removed it re-reads the queue
@@ -462,6 +481,7 @@ class GradingPage(QSplitter):
                 "This project has no responses yet. Import some with File ▸ Import."))
 
     def _save_position(self, response_id: str, queue_filter: QueueFilter) -> None:
+        assert self.grader is not None  # a response is on show only for a grader
         self.ops.write(partial(save_position, grader=self.grader,
                                position=Position(response_id, queue_filter)),
                        what="place in the queue")
@@ -506,6 +526,7 @@ class GradingPage(QSplitter):
             self.show_response(self.queue.model.item(current.row()).response_id)
 
     def show_response(self, response_id: str) -> None:
+        assert self.project is not None and self.grader is not None  # a queue is shown for both
         item = grading_item(self.project, response_id, self.grader)
         if item is None:  # removed since the queue was read
             self.ops.say(f"Response {response_id} is no longer in the project.")
@@ -530,7 +551,8 @@ class GradingPage(QSplitter):
         """While the grader reads, lay the next response out out of sight, so moving on is
         only a matter of showing it."""
         row = self.queue.table.currentIndex().row() + 1
-        if self.project is not None and 0 < row < self.queue.model.rowCount():
+        if (self.project is not None and self.grader is not None
+                and 0 < row < self.queue.model.rowCount()):
             upcoming = grading_item(self.project, self.queue.model.item(row).response_id,
                                     self.grader)
             if upcoming is not None:
@@ -573,6 +595,8 @@ class GradingPage(QSplitter):
         """Write one criterion's score; once it is committed, remember how to undo it."""
         self.scored_by_key = None  # a click scores the row it makes current
         item = self.item
+        # the rows are disabled while no response is on show
+        assert item is not None and self.grader is not None
         before = item.mine.get(criterion)
         unchanged = before is not None and before.value == value
         shown = "N/A" if value is None else value
@@ -598,6 +622,8 @@ class GradingPage(QSplitter):
 
     def write_note(self, criterion: str, note: str) -> None:
         item = self.item
+        if item is None or self.grader is None:  # no response on show: nothing to note on
+            return
         before = item.mine.get(criterion)
         if before is None or (before.note or "") == note:
             return
@@ -624,10 +650,12 @@ class GradingPage(QSplitter):
             return
         change = self.undo_stack.pop()
         if self.item is None or self.item.response_id != change.response_id:
-            self.select(change.response_id) or self.show_response(change.response_id)
-        where = dict(grader=self.grader, response_id=change.response_id,
-                     criterion=change.criterion)
+            if not self.select(change.response_id):
+                self.show_response(change.response_id)
+        where: dict[str, Any] = dict(grader=self.grader, response_id=change.response_id,
+                                     criterion=change.criterion)
         if change.note_only:
+            assert change.before is not None  # a note is written only beside a score
             write = partial(scores.set_note, note=change.before.note or "", **where)
         elif change.before is None:
             write = partial(scores.clear_score, **where)

@@ -28,9 +28,9 @@ from itertools import combinations
 import numpy as np
 
 from physgrade.project import Project
+from physgrade.raters import HUMAN, rater_label
 from physgrade.report.model import Cell, Figure, Section, Table
-from physgrade.report.options import QUESTION_FACETS, ReportFilter, rater_label
-from physgrade.scores import HUMAN
+from physgrade.selection import QUESTION_FACETS, ResponseFilter
 from physgrade.stats.agreement import cohen_kappa, gwet_ac1, percent_agreement
 from physgrade.stats.describe import proportion
 from physgrade.stats.estimate import Estimate
@@ -136,13 +136,13 @@ def has_labels(labels: Labels) -> bool:
 
 
 
-def _questions(labels: Labels, report_filter: ReportFilter) -> dict[str, Question]:
+def _questions(labels: Labels, report_filter: ResponseFilter) -> dict[str, Question]:
     """The questions within the filter's facets (facets combine with AND, values with OR)."""
     return {qid: question for qid, question in labels.questions.items()
             if report_filter.admits(question, QUESTION_FACETS)}
 
 
-def labels_by_annotator(labels: Labels, report_filter: ReportFilter
+def labels_by_annotator(labels: Labels, report_filter: ResponseFilter
             ) -> tuple[dict[str, dict[str, tuple[str | None, str | None]]], list[str], list[str]]:
     """Every annotator's labels by question, the people's names and the models' labels."""
     questions = _questions(labels, report_filter)
@@ -195,7 +195,7 @@ def _pairs(first: dict[str, tuple[str | None, str | None]],
     return out
 
 
-def comparisons(labels: Labels, report_filter: ReportFilter = ReportFilter()
+def comparisons(labels: Labels, report_filter: ResponseFilter = ResponseFilter()
                 ) -> list[Comparison]:
     """Every model against every person and the final label, then every pair of people, per
     dimension (see the module's doc). Pairs of raters with no question in common are left
@@ -220,7 +220,7 @@ def comparisons(labels: Labels, report_filter: ReportFilter = ReportFilter()
 
 
 def distribution(labels: Labels, dimension: str,
-                 report_filter: ReportFilter = ReportFilter()) -> list[Share]:
+                 report_filter: ResponseFilter = ResponseFilter()) -> list[Share]:
     """The final labels over one dimension's vocabulary (every term, in order; unknown
     spellings last), as counts and shares of the questions with a final label on it."""
     attribute = f"bloom_{dimension}"
@@ -229,7 +229,7 @@ def distribution(labels: Labels, dimension: str,
     return _shares("", counts, DIMENSIONS[dimension])
 
 
-def cognitive_by_topic(labels: Labels, report_filter: ReportFilter = ReportFilter()
+def cognitive_by_topic(labels: Labels, report_filter: ResponseFilter = ResponseFilter()
                        ) -> list[Share]:
     """The final cognitive levels within each topic (topics in vocabulary order)."""
     counts: dict[str, Counter] = defaultdict(Counter)
@@ -248,7 +248,7 @@ def _shares(group: str, counts: Counter, vocabulary: tuple[str, ...]) -> list[Sh
     return [Share(group, term, counts[term], proportion(counts[term], n)) for term in terms]
 
 
-def sources(labels: Labels, report_filter: ReportFilter = ReportFilter()) -> dict[str, int]:
+def sources(labels: Labels, report_filter: ResponseFilter = ResponseFilter()) -> dict[str, int]:
     """How many final labels are adjudicated, the people's consensus, or imported."""
     found = Counter(q.source for q in _questions(labels, report_filter).values())
     return {name: found[name] for name in ("adjudicated", "consensus", "imported")}
@@ -258,7 +258,7 @@ def sources(labels: Labels, report_filter: ReportFilter = ReportFilter()) -> dic
 
 
 def bloom_section(labels: Labels, number: int,
-                  report_filter: ReportFilter = ReportFilter()) -> Section | None:
+                  report_filter: ResponseFilter = ResponseFilter()) -> Section | None:
     """The report's section on Bloom labels, numbered ``number``; None when nobody (person or
     model) has labelled anything. The filter's question facets (topics, kinds, Bloom level)
     narrow the questions, its graders and judges the people and models compared."""

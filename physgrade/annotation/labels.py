@@ -12,8 +12,8 @@ import json
 
 from physgrade.changes import Changes, Kind
 from physgrade.project import Project, ProjectError, now_iso
+from physgrade.raters import HUMAN, ensure_rater
 from physgrade.rubric import ScoreError
-from physgrade.scores import HUMAN, ensure_rater
 from physgrade.taxonomy import BLOOM_COGNITIVE, BLOOM_KNOWLEDGE
 
 

@@ -17,8 +17,7 @@ import json
 from dataclasses import dataclass
 
 from physgrade.project import Project
-from physgrade.report.options import rater_label
-from physgrade.scores import LLM, is_kind, is_named_person, is_person
+from physgrade.raters import LLM, is_kind, is_named_person, is_person, rater_label
 from physgrade.taxonomy import TOPICS, in_vocabulary_order
 
 #: The queues a session can walk: questions the annotator has not labelled completely, every

@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 
 from ..changes import NOTHING, Changes
 from ..project import Project, now_iso
+from ..raters import RULES, ensure_rater, is_kind
 from ..rubric import FINAL_ANSWER
-from ..scores import RULES, ensure_rater, is_kind, scored, write
+from ..scores import scored, write
 from ..tasks import Task
 from .outcome import Check, Outcome, Settings
 from .sandbox import Checker, Request

@@ -29,9 +29,9 @@ from physgrade.analyses import ALL_MODELS
 from physgrade.estimation import sample as samples
 from physgrade.estimation.sample import STRATIFIED, Drawn, EstimationSample
 from physgrade.project import Project
-from physgrade.raters import CONSENSUS, judge_label, reference_label
-from physgrade.report.options import HUMAN_CONSENSUS, ReportFilter
+from physgrade.raters import CONSENSUS, HUMAN_CONSENSUS, judge_label, reference_label
 from physgrade.score_tables import ScoreData
+from physgrade.selection import ResponseFilter
 from physgrade.stats import ppi
 from physgrade.stats.estimate import Estimate
 from physgrade.stats.ppi import Corrected, Needed
@@ -296,7 +296,7 @@ def _read_inputs(project: Project, judge: str, sample: str, reference: str, assu
     drawn = samples.read_sample(project, chosen)
     if data is None:
         graders = frozenset() if reference == HUMAN_CONSENSUS else frozenset({reference})
-        data = score_tables.load(project, ReportFilter(judges=frozenset({judge}),
+        data = score_tables.load(project, ResponseFilter(judges=frozenset({judge}),
                                                        graders=graders), task)
     return _inputs(drawn, data, judge, reference, task)
 

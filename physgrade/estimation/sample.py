@@ -27,12 +27,13 @@ from physgrade.changes import NOTHING, Changes, Kind
 from physgrade.files import write_whole
 from physgrade.formats import FormatError, id_field, read_file
 from physgrade.project import Project, ProjectError, now_iso
+from physgrade.selection import MODEL, TOPIC
 from physgrade.strata import ALL, checked, responses_by_stratum
 from physgrade.wording import count
 
 RANDOM, STRATIFIED, HAND_PICKED = "random", "stratified", "hand-picked"
 #: The facets a sample can be stratified over (of :data:`physgrade.strata.FACETS`).
-FACETS = ("model", "topic")
+FACETS = (MODEL.name, TOPIC.name)
 #: The one field of a line of an ids file (what :func:`write_ids` writes, :func:`register` reads).
 ID_FIELD = "response_id"
 #: The largest seed SQLite stores as an integer.

@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from physgrade.changes import NOTHING, Changes, Kind
 from physgrade.judge import versions
-from physgrade.judge.client import (CallError, CredentialsError, Outcome, Reply, api_message, ask,
-                                    checked)
+from physgrade.judge.client import CallError, CredentialsError, Outcome, Reply, api_message, ask, checked
 from physgrade.judge.prompts import Prompts
 from physgrade.judge.purposes import PURPOSES
 from physgrade.judge.runner import Plan

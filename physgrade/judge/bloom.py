@@ -21,7 +21,7 @@ from physgrade.judge.scope import Scope
 from physgrade.judge.tools import BloomSuggestion, bloom_tool, read_bloom
 from physgrade.judge.verdicts import waiting_in_batches
 from physgrade.project import Project
-from physgrade.scores import LLM, is_kind
+from physgrade.raters import LLM, is_kind
 
 PURPOSE = "bloom"
 TEMPLATES = ("bloom_system.md", "bloom.md", "multiple_choice.md")

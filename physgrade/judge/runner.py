@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, Iterator, Ty
 from physgrade.changes import NOTHING, Changes
 from physgrade.judge.client import CallError, CredentialsError, Outcome, Request, ask_checked
 from physgrade.judge.pricing import Price, Usage, dollars, tokens_for
-from physgrade.report.options import rater_label
+from physgrade.raters import rater_label
 from physgrade.tasks import Cancelled, Task
 
 if TYPE_CHECKING:

@@ -5,17 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from physgrade.report.options import FACET_COLUMNS, QUESTION_FACETS, ReportFilter
-
-#: The filter facets that select responses (the rest choose raters, which a run does not), and
-#: those that select questions, each with its SQL column.
-RESPONSE_COLUMNS = FACET_COLUMNS
-QUESTION_COLUMNS = {facet: FACET_COLUMNS[facet] for facet in QUESTION_FACETS}
+from physgrade.selection import QUESTION_FACETS, RATER_FACETS, RESPONSE_FACETS, ResponseFilter
 
 
 @dataclass(frozen=True, slots=True)
 class Scope:
-    filter: ReportFilter = field(default_factory=ReportFilter)
+    filter: ResponseFilter = field(default_factory=ResponseFilter)
     limit: int | None = None
     retry_failed: bool = False
     #: Only these responses (None: all the filter lets through); a refinement's held-out part.
@@ -23,14 +18,16 @@ class Scope:
 
     def where(self, questions_only: bool = False) -> tuple[str, list[str]]:
         """An SQL condition over ``r`` (responses) and ``q`` (questions), and its parameters."""
-        facets = QUESTION_COLUMNS if questions_only else RESPONSE_COLUMNS
+        # The rater facets choose raters, which a run does not; a run over questions is
+        # narrowed by the facets a question has.
+        facets = QUESTION_FACETS if questions_only else RESPONSE_FACETS
         if questions_only and self.responses is not None:
             raise ValueError("a run over questions cannot be narrowed to responses")
-        refused = [name for name in ("judges", "graders", *RESPONSE_COLUMNS)
-                   if getattr(self.filter, name) and name not in facets]
+        refused = [facet.key for facet in (*RATER_FACETS, *RESPONSE_FACETS)
+                   if getattr(self.filter, facet.key) and facet not in facets]
         if refused:
             raise ValueError(f"a judge run cannot be narrowed by {', '.join(refused)}; use "
-                             f"{', '.join(facets)}")
+                             f"{', '.join(facet.key for facet in facets)}")
         if self.limit is not None and self.limit < 1:
             raise ValueError("--limit must be at least 1")
         return self.filter.where(facets)

@@ -21,8 +21,9 @@ from physgrade.judge.runner import Candidate, Job, Plan, make_plan
 from physgrade.judge.scope import Scope
 from physgrade.judge.tools import Verdict, read_scores, score_tool
 from physgrade.project import Project
+from physgrade.raters import LLM, ensure_rater, is_kind
 from physgrade.rubric import CONCEPTUAL, FINAL_ANSWER, PREFS, Rubric, rubric_for_kind
-from physgrade.scores import LLM, ensure_rater, is_kind, scored, write
+from physgrade.scores import scored, write
 from physgrade.template import from_stored, section_text
 
 PURPOSE = "verdicts"

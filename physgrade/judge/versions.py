@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 from physgrade.judge.prompts import Prompts
 from physgrade.project import Project, now_iso
-from physgrade.scores import LLM, is_kind
+from physgrade.raters import LLM, is_kind
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,10 +22,9 @@ import pandas as pd
 from physgrade import score_tables
 from physgrade.judge.prompts import Prompts
 from physgrade.project import Project
-from physgrade.report.options import HUMAN_CONSENSUS
+from physgrade.raters import HUMAN_CONSENSUS, is_grader
 from physgrade.rubric import GRADED_RUBRICS, RUBRICS, Rubric, value_text
 from physgrade.score_tables import ScoreData
-from physgrade.scores import is_grader
 
 #: Responses longer than this (characters) are taken only when no shorter one shows the same
 #: correction: each example is sent with every request.

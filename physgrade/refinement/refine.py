@@ -33,14 +33,14 @@ from physgrade.judge.purposes import run_plan
 from physgrade.judge.runner import DEFAULT_CONCURRENCY, Estimate, Plan, RunSummary
 from physgrade.judge.scope import Scope
 from physgrade.project import Project, now_iso
-from physgrade.raters import CONSENSUS, judge_label, reference_label
+from physgrade.raters import CONSENSUS, HUMAN_CONSENSUS, judge_label, rater_label, reference_label
 from physgrade.refinement import examples as chosen_examples
 from physgrade.refinement import split as splits
 from physgrade.refinement.examples import Disagreement, Example
 from physgrade.refinement.measures import Comparison, compare
 from physgrade.refinement.split import Split
-from physgrade.report.options import HUMAN_CONSENSUS, ReportFilter, rater_label
 from physgrade.score_tables import ScoreData
+from physgrade.selection import ResponseFilter
 from physgrade.tasks import Task
 from physgrade.wording import count
 
@@ -341,7 +341,7 @@ def refinements(project: Project) -> list[Refinement]:
 def _scores(project: Project, judges: set[str], reference: str, task: Task) -> ScoreData:
     """The scores of ``judges`` and of the reference (the consensus needs every grader)."""
     graders = frozenset() if reference == HUMAN_CONSENSUS else frozenset({reference})
-    return score_tables.load(project, ReportFilter(judges=frozenset(judges), graders=graders),
+    return score_tables.load(project, ResponseFilter(judges=frozenset(judges), graders=graders),
                              task)
 
 

@@ -24,23 +24,36 @@ import pandas as pd
 import physgrade
 from physgrade import analyses, score_tables
 from physgrade.annotation import figures as bloom
-from physgrade.estimation import sample as samples
 from physgrade.changes import Kind
+from physgrade.estimation import sample as samples
 from physgrade.project import Project
-from physgrade.report import corrected, folding, judge_cards, plots
-from physgrade.report.folding import NOBODY, Folding, FoldedRows
-from physgrade.report.model import PENDING, Cell, Figure, Report, Section, Table
-from physgrade.rubric import Criterion, Rubric
-from physgrade.report.options import HUMAN_CONSENSUS, ReportFilter, ReportOptions
-from physgrade.rubric import GRADED_RUBRICS
+from physgrade.raters import HUMAN_CONSENSUS
 from physgrade.readings import Readings
+from physgrade.report import corrected, folding, judge_cards, plots
+from physgrade.report.folding import NOBODY, FoldedRows, Folding
+from physgrade.report.model import PENDING, Cell, Figure, Report, Section, Table
+from physgrade.report.options import ReportOptions
+from physgrade.rubric import GRADED_RUBRICS, Criterion, Rubric
 from physgrade.score_store import ScoreStore
 from physgrade.score_tables import ScoreData
-from physgrade.stats.agreement import (NO_RESAMPLES, cohen_kappa, gwet_ac2, krippendorff_alpha,
-                                       percent_agreement)
+from physgrade.selection import ResponseFilter
+from physgrade.stats.agreement import (
+    NO_RESAMPLES,
+    cohen_kappa,
+    gwet_ac2,
+    krippendorff_alpha,
+    percent_agreement,
+)
 from physgrade.stats.estimate import Estimate
-from physgrade.stats.paired import (bias, confusion_matrix, mcnemar_exact, mean_absolute_difference,
-                                    pearson, sign_test, spearman)
+from physgrade.stats.paired import (
+    bias,
+    confusion_matrix,
+    mcnemar_exact,
+    mean_absolute_difference,
+    pearson,
+    sign_test,
+    spearman,
+)
 from physgrade.tasks import Task
 from physgrade.validation import figures as audit
 from physgrade.validation.reviews import VERDICTS, agreements_text
@@ -426,11 +439,11 @@ def judge_audit_section(reviews: audit.Reviews, options: ReportOptions,
     def criterion(rubric: str, key: str) -> str:
         return f"{key} ({rubric})"
 
-    def pair_rows(found: audit.Reviews, where: ReportFilter) -> list[tuple[Cell, ...]]:
+    def pair_rows(found: audit.Reviews, where: ResponseFilter) -> list[tuple[Cell, ...]]:
         return [(" · ".join(r.reviewers), r.judge, criterion(r.rubric, r.criterion), r.n,
                  r.exact, r.ac2) for r in audit.reviewer_agreement(found, where)]
 
-    def full_rows(found: audit.Reviews, where: ReportFilter) -> list[tuple[Cell, ...]]:
+    def full_rows(found: audit.Reviews, where: ResponseFilter) -> list[tuple[Cell, ...]]:
         return [(r.judge, criterion(r.rubric, r.criterion), r.reviewer, r.n, r.rate)
                 for r in audit.full_agreement(found, where)]
 

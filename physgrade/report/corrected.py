@@ -17,9 +17,10 @@ from physgrade.estimation import estimates as estimation
 from physgrade.estimation import sample as samples
 from physgrade.estimation.estimates import MEASURES, Estimates
 from physgrade.estimation.sample import Drawn, EstimationSample
+from physgrade.raters import HUMAN_CONSENSUS
 from physgrade.report import build, plots
 from physgrade.report.model import Cell, Figure, Section, Table
-from physgrade.report.options import HUMAN_CONSENSUS, ReportOptions, language_model_judges
+from physgrade.report.options import ReportOptions, language_model_judges
 from physgrade.score_tables import ScoreData
 from physgrade.stats.estimate import Estimate
 from physgrade.tasks import Task

@@ -23,11 +23,11 @@ import numpy as np
 
 from physgrade import score_tables
 from physgrade.annotation import figures as bloom
+from physgrade.raters import HUMAN
 from physgrade.report.model import Cell, Table
-from physgrade.report.options import ReportFilter
 from physgrade.score_store import MISSING
 from physgrade.score_tables import ScoreData
-from physgrade.scores import HUMAN
+from physgrade.selection import ResponseFilter
 from physgrade.validation import figures as audit
 from physgrade.wording import count
 
@@ -73,7 +73,7 @@ class Folding:
         """Whether a per-rater figure leaves ``rater`` out: a folded person, or them together."""
         return rater in self.folded or rater == self.label
 
-    def admitted(self, where: ReportFilter) -> ReportFilter:
+    def admitted(self, where: ResponseFilter) -> ResponseFilter:
         """``where``, letting the others row through wherever it lets people through by name."""
         return replace(where, graders=where.graders | {self.label}) if where.graders else where
 
@@ -157,7 +157,7 @@ def with_others(data: ScoreData, folding: Folding) -> ScoreData:
 # -- reviewers of the judge audit ---------------------------------------------------------------
 
 
-def reviewers(reviews: audit.Reviews, where: ReportFilter, threshold: int) -> Folding:
+def reviewers(reviews: audit.Reviews, where: ResponseFilter, threshold: int) -> Folding:
     """The reviewers folded under ``threshold`` judge verdicts reviewed within ``where``."""
     reviewed: dict[str, set[tuple[str, str]]] = defaultdict(set)
     for review in audit.within_filter((*reviews.criteria, *reviews.verdicts), where):
@@ -186,7 +186,7 @@ def reviews_with_others(reviews: audit.Reviews, folding: Folding) -> audit.Revie
 # -- Bloom labellers ----------------------------------------------------------------------------
 
 
-def labellers(labels: bloom.Labels, where: ReportFilter, threshold: int) -> Folding:
+def labellers(labels: bloom.Labels, where: ResponseFilter, threshold: int) -> Folding:
     """The people folded under ``threshold`` questions labelled within ``where``."""
     by_annotator, people, _models = bloom.labels_by_annotator(labels, where)
     return Folding.of({person: len(by_annotator[person]) for person in people}, threshold,

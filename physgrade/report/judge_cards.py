@@ -27,14 +27,14 @@ from scipy import stats
 
 from physgrade import score_tables
 from physgrade.project import Project
+from physgrade.raters import LLM, is_kind, rater_label
 from physgrade.refinement import refine
 from physgrade.refinement.refine import Refinement
 from physgrade.report import build, plots
 from physgrade.report.model import Cell, Figure, Section, Table
-from physgrade.report.options import language_model_judges, rater_label
+from physgrade.report.options import language_model_judges
 from physgrade.rubric import GRADED_RUBRICS, Rubric
 from physgrade.score_tables import ScoreData
-from physgrade.scores import LLM, is_kind
 from physgrade.stats.describe import clustered_proportion, mean_difference, proportion, t95
 from physgrade.stats.estimate import Estimate
 from physgrade.stats.paired import bias, spearman

@@ -17,8 +17,9 @@ from typing import Any
 
 from physgrade.changes import NOTHING, Changes, Kind
 from physgrade.project import Project, ProjectError, now_iso
+from physgrade.raters import is_grader
 from physgrade.rubric import GRADED_RUBRICS, RUBRICS, rubric_for_kind
-from physgrade.scores import Scored, is_grader, scored
+from physgrade.scores import Scored, scored
 
 #: Separates names inside one grouped SQL value: the unit separator, ``char(31)`` in SQL.
 _SEPARATOR = chr(31)

@@ -25,14 +25,13 @@ from physgrade.changes import Changes, Kind
 from physgrade.estimation import sample as estimation_sample
 from physgrade.project import Project, ProjectError, now_iso
 from physgrade.queries import graded_sql
-from physgrade.queue import NO_VALUE
-from physgrade.report.options import FACET_COLUMNS, FILTER_FIELDS, ReportFilter
-from physgrade.scores import HUMAN, ensure_rater, existing_rater, is_grader, person_id
+from physgrade.raters import HUMAN, ensure_rater, existing_rater, is_grader, person_id
+from physgrade.selection import FILTER_FACETS, MODEL, RESPONSE_FACETS, TOPIC, ResponseFilter, shown
 from physgrade.tasks import Task
 from physgrade.wording import count
 
 #: The facets a plan's counts are given by (:meth:`AssignmentPlan.by_facet`).
-FACETS = ("model", "topic")
+FACETS = (MODEL.name, TOPIC.name)
 #: When dealing, how much more an even share of each model weighs than one of each topic.
 MODEL_WEIGHT = 3
 #: A doubled response's second grader is chosen from this many next in line after the first.
@@ -48,7 +47,7 @@ class AssignmentPlan:
     overlap: float
     per_grader: int | None
     seed: int
-    filter: ReportFilter
+    filter: ResponseFilter
     rows: tuple[tuple[str, str], ...]
     #: response id -> (model, topic) of every response in ``rows``, for the counts by facet
     strata: Mapping[str, tuple[str, str]] = field(default_factory=dict, compare=False,
@@ -102,7 +101,7 @@ class AssignmentPlan:
 
 def plan(project: Project, graders: Sequence[str], overlap: float, *,
          per_grader: int | None = None, seed: int = 0,
-         report_filter: ReportFilter = ReportFilter(), sample: str | None = None,
+         report_filter: ResponseFilter = ResponseFilter(), sample: str | None = None,
          include_graded: bool = False, task: Task | None = None) -> AssignmentPlan:
     """The assignments of the responses ``report_filter`` matches (and, if named, the
     estimation ``sample`` holds: experts grade it to correct a judge) that nobody has yet and,
@@ -127,7 +126,7 @@ def plan(project: Project, graders: Sequence[str], overlap: float, *,
 
 
 def _check(project: Project, graders: Sequence[str], overlap: float, per_grader: int | None,
-           report_filter: ReportFilter) -> tuple[str, ...]:
+           report_filter: ResponseFilter) -> tuple[str, ...]:
     """The graders' names, once every argument is found sound."""
     names = tuple(name.strip() for name in graders)
     if not names:
@@ -151,19 +150,19 @@ def _check(project: Project, graders: Sequence[str], overlap: float, per_grader:
     unused = sorted(f for f in ("judges", "graders") if getattr(report_filter, f))
     if unused:
         raise ProjectError(f"assignments are narrowed by "
-                           f"{', '.join(FILTER_FIELDS[f] for f in FACET_COLUMNS)}, not by "
-                           f"{' or '.join(FILTER_FIELDS[f] for f in unused)}")
+                           f"{', '.join(facet.noun for facet in RESPONSE_FACETS)}, not by "
+                           f"{' or '.join(FILTER_FACETS[f].noun for f in unused)}")
     for name in names:
         existing_rater(project, name, HUMAN)  # refused now, not when the plan is stored
     return names
 
 
-def _pool(project: Project, report_filter: ReportFilter, sample_id: int | None,
+def _pool(project: Project, report_filter: ResponseFilter, sample_id: int | None,
           include_graded: bool) -> dict[str, tuple[str, str]]:
     """Response id -> (model, topic) of the responses the filter (and the estimation sample, if
     any) matches that nobody is assigned (nor, unless ``include_graded``, has graded); refuses
     an empty pool, saying why it is empty."""
-    where, values = report_filter.where(FACET_COLUMNS)
+    where, values = report_filter.where(RESPONSE_FACETS)
     params: list[object] = list(values)
     if sample_id is not None:
         where += (" AND r.id IN (SELECT response_id FROM estimation_sample_items "
@@ -173,7 +172,7 @@ def _pool(project: Project, report_filter: ReportFilter, sample_id: int | None,
                f"WHERE {where}")
     unassigned = f"{matched} AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.response_id = r.id)"
     ungraded = unassigned if include_graded else f"{unassigned} AND r.id NOT IN ({graded_sql()})"
-    pool = {response: (model, topic or NO_VALUE) for response, model, topic in project.conn.execute(
+    pool = {response: (model, shown(topic)) for response, model, topic in project.conn.execute(
         f"SELECT r.id, r.model, q.topic {ungraded} ORDER BY r.id", params)}
     if pool:
         return pool

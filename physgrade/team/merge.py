@@ -33,9 +33,10 @@ from typing import Iterable, Sequence
 
 from physgrade.changes import NOTHING, Changes, Kind
 from physgrade.project import Project, ProjectError, migrations, now_iso
+from physgrade.raters import HUMAN, ensure_rater, is_person
 from physgrade.rubric import RUBRICS, ScoreError, value_text
 from physgrade.score_history import attributed, is_applied, kept_from_pack, merged_from
-from physgrade.scores import HUMAN, Scored, ensure_rater, is_person, scored, write
+from physgrade.scores import Scored, scored, write
 from physgrade.tasks import Task
 from physgrade.team.packs import PackOrigin, project_id
 from physgrade.wording import count

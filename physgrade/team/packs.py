@@ -26,7 +26,7 @@ from typing import Sequence
 from physgrade.changes import NOTHING, Changes, Kind
 from physgrade.failures import explain, is_locked
 from physgrade.project import Project, ProjectError, now_iso
-from physgrade.scores import is_person, person_id
+from physgrade.raters import is_person, person_id
 from physgrade.tasks import Task
 from physgrade.team.parts import part_for
 from physgrade.wording import count

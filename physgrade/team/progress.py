@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from physgrade.pace import IDLE_CAP_S, Pace
 from physgrade.project import Project
 from physgrade.queries import finished_sql
-from physgrade.scores import is_grader
+from physgrade.raters import is_grader
 
 
 @dataclass(frozen=True)

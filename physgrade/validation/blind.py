@@ -11,7 +11,7 @@ import sqlite3
 from typing import Iterable
 
 from physgrade.project import Project, ProjectError
-from physgrade.scores import HUMAN
+from physgrade.raters import HUMAN
 
 PREFIX = "Judge "
 

@@ -26,8 +26,9 @@ from typing import TypeVar
 import numpy as np
 
 from physgrade.project import Project
-from physgrade.report.options import ReportFilter, rater_label
+from physgrade.raters import rater_label
 from physgrade.rubric import RUBRICS
+from physgrade.selection import ResponseFilter
 from physgrade.stats.agreement import gwet_ac2, percent_agreement
 from physgrade.stats.describe import proportion
 from physgrade.stats.estimate import Estimate
@@ -213,7 +214,7 @@ def judge_names(reviews: Reviews) -> dict[str, str]:
 _Row = TypeVar("_Row", bound=Review)
 
 
-def within_filter(reviews: tuple[_Row, ...], report_filter: ReportFilter) -> list[_Row]:
+def within_filter(reviews: tuple[_Row, ...], report_filter: ResponseFilter) -> list[_Row]:
     """The reviews within the filter, in the order read: facets combine with AND, values with
     OR; its graders narrow the reviewers and its judges the judges."""
     return [r for r in reviews if report_filter.admits(r)
@@ -237,7 +238,7 @@ def _rubric_title(rubric: str) -> str:
 # -- 1. reviewer against reviewer ---------------------------------------------------------------
 
 
-def reviewer_agreement(reviews: Reviews, report_filter: ReportFilter = ReportFilter()
+def reviewer_agreement(reviews: Reviews, report_filter: ResponseFilter = ResponseFilter()
                        ) -> list[ReviewerAgreement]:
     """Every pair of reviewers, per judge and criterion, on the verdicts both reviewed: exact
     agreement (with its Wilson interval) and Gwet's AC2 with linear weights over 0, 1, 2.
@@ -269,7 +270,7 @@ def reviewer_agreement(reviews: Reviews, report_filter: ReportFilter = ReportFil
 # -- 2. full agreement with each judge ----------------------------------------------------------
 
 
-def full_agreement(reviews: Reviews, report_filter: ReportFilter = ReportFilter()
+def full_agreement(reviews: Reviews, report_filter: ResponseFilter = ResponseFilter()
                    ) -> list[FullAgreement]:
     """Per judge, criterion and reviewer: the share of the reviewer's values that are 2 (full
     agreement with the judge), with its Wilson interval."""
@@ -292,7 +293,7 @@ def full_agreement(reviews: Reviews, report_filter: ReportFilter = ReportFilter(
 # -- 3. correct, lenient, strict ----------------------------------------------------------------
 
 
-def verdict_distribution(reviews: Reviews, report_filter: ReportFilter = ReportFilter()
+def verdict_distribution(reviews: Reviews, report_filter: ResponseFilter = ResponseFilter()
                          ) -> list[VerdictDistribution]:
     """Per judge, the correct / lenient / strict shares of its reviewed verdicts: each reviewer's
     shares, then their mean; the 95% interval is Wilson's on the counts pooled over reviewers."""
@@ -320,7 +321,7 @@ def verdict_distribution(reviews: Reviews, report_filter: ReportFilter = ReportF
 # -- 4. which judge -----------------------------------------------------------------------------
 
 
-def recommendation(reviews: Reviews, report_filter: ReportFilter = ReportFilter()
+def recommendation(reviews: Reviews, report_filter: ResponseFilter = ResponseFilter()
                    ) -> Recommendation | None:
     """The judge to use, or None when no verdict has a label. See :class:`Recommendation`."""
     distribution = verdict_distribution(reviews, report_filter)

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 from physgrade.changes import Changes, Kind
 from physgrade.project import Project, ProjectError, now_iso
+from physgrade.raters import HUMAN, ensure_rater, is_person
 from physgrade.rubric import Rubric, ScoreError
-from physgrade.scores import HUMAN, ensure_rater, is_person, scored
+from physgrade.scores import scored
 
 #: A reviewer's label of a judge's verdict as a whole, in report order, with its meaning.
 CORRECT, LENIENT, STRICT = "correct", "lenient", "strict"

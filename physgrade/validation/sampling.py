@@ -23,15 +23,14 @@ from typing import Sequence
 
 from physgrade.changes import NOTHING, Changes, Kind
 from physgrade.project import Project, ProjectError, now_iso
-from physgrade.report.options import rater_label
+from physgrade.raters import HUMAN, LLM, is_kind, rater_label
 from physgrade.rubric import RUBRICS, rubric_for_kind
-from physgrade.scores import HUMAN, LLM, is_kind
-from physgrade.strata import ALL, checked, responses_by_stratum
+from physgrade.strata import ALL, FACETS, checked, responses_by_stratum
 from physgrade.validation import blind
 
 #: The facets an audit sample is stratified over unless told otherwise (all of
 #: :data:`physgrade.strata.FACETS`).
-DEFAULT_STRATA = ("topic", "bloom", "model")
+DEFAULT_STRATA = FACETS
 #: The name of the sample of imported reviews (no drawn sample may take it).
 IMPORTED = "imported"
 

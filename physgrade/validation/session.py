@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from physgrade.project import Project
+from physgrade.raters import person_id
 from physgrade.rubric import Rubric, rubric_for_kind
-from physgrade.scores import person_id, response_rubric
+from physgrade.scores import response_rubric
 from physgrade.validation import blind, sampling
 from physgrade.validation.sampling import Sample
 
