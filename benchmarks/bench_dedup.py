@@ -81,7 +81,7 @@ from physgrade.dedup.texts import TextSet  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SET = ROOT / "benchmarks" / "data" / "dedup_set.jsonl"
-KINDS = ("exact", "light_edit", "numbers", "paraphrase")
+EDIT_KINDS = ("exact", "light_edit", "numbers", "paraphrase")
 RECALL_TARGETS = {"exact": 0.95, "light_edit": 0.95, "numbers": 0.8, "paraphrase": 0.8}
 COMPUTE_TARGET = 0.8
 PEER_TARGET = 1.25
@@ -506,7 +506,7 @@ def load_set(path: Path) -> list[Item]:
                         str(record["text"]))
         except KeyError as exc:
             raise SystemExit(f"{path}:{number}: no {exc.args[0]!r} field") from None
-        if item.kind not in ("base", *KINDS):
+        if item.kind not in ("base", *EDIT_KINDS):
             raise SystemExit(f"{path}:{number}: unknown kind {item.kind!r}")
         if item.id in seen:
             raise SystemExit(f"{path}:{number}: id {item.id!r} is used twice")
@@ -569,7 +569,7 @@ def figures(found: list[audit.Pair], truth: list[Positive], group: dict[str, str
     true = sum(group[p.a] == group[p.b] for p in flagged)
     precision = true / len(flagged) if flagged else math.nan
     recall = {}
-    for kind in KINDS:
+    for kind in EDIT_KINDS:
         of_kind = [p for p in truth if p.kind == kind]
         recall[kind] = (sum(p.flagged(jaccard, cosine) for p in of_kind) / len(of_kind)
                         if of_kind else math.nan)
@@ -588,14 +588,14 @@ def measure_detection(path: Path, embedder: engine.Embedder, seed: int, verbose:
     print(f"5. detection on the labelled set {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
     if not path.is_file():
         print("   the file does not exist: not measured")
-        for kind in KINDS:
+        for kind in EDIT_KINDS:
             targets.check(f"5. recall {kind} >= {RECALL_TARGETS[kind]}", None)
         return
     items = load_set(path)
     kinds = Counter(i.kind for i in items)
     group = {i.id: i.group for i in items}
     print(f"   {len(items):,} texts in {len(set(group.values())):,} groups: "
-          f"{', '.join(f'{k} {kinds[k]}' for k in ('base', *KINDS))}; fields "
+          f"{', '.join(f'{k} {kinds[k]}' for k in ('base', *EDIT_KINDS))}; fields "
           f"{dict(Counter(i.field for i in items))}")
     started = time.perf_counter()
     vectors = dict(zip((i.id for i in items), embedder.encode([i.text for i in items])))
@@ -611,7 +611,7 @@ def measure_detection(path: Path, embedder: engine.Embedder, seed: int, verbose:
     print(f"   embedded in {embedded:.1f} s, compared in {compared:.2f} s; default thresholds: "
           f"Jaccard {defaults.jaccard}, cosine {defaults.cosine}")
     print("   kind          pairs  recall  target    cosine min / median   Jaccard median")
-    for kind in KINDS:
+    for kind in EDIT_KINDS:
         of_kind = [p for p in truth if p.kind == kind]
         recall = at_default.recall[kind]
         verdict = targets.check(f"5. recall {kind} >= {RECALL_TARGETS[kind]}",
@@ -663,7 +663,7 @@ def calibrate(items: list[Item], vectors: dict[str, np.ndarray], seed: int) -> N
         cells = []
         for name in halves:
             f = table[name][t]
-            cells.append(" ".join(_rate(f.recall[k]) for k in KINDS) + f" {_rate(f.overall)} "
+            cells.append(" ".join(_rate(f.recall[k]) for k in EDIT_KINDS) + f" {_rate(f.overall)} "
                          f"{_rate(f.precision)} {_rate(f.f1)}")
         print(f"     {t:.2f}  |              {cells[0]} |           {cells[1]}")
     eligible = [t for t in GRID if all(table["calibration"][t].recall[k] >= CALIBRATION_RECALL
@@ -680,7 +680,7 @@ def calibrate(items: list[Item], vectors: dict[str, np.ndarray], seed: int) -> N
     for name in halves:
         f = table[name][best]
         print(f"   best cosine threshold {best:.2f} ({name}): recall "
-              f"{', '.join(f'{k} {_rate(f.recall[k])}' for k in KINDS)}, all {_rate(f.overall)}; "
+              f"{', '.join(f'{k} {_rate(f.recall[k])}' for k in EDIT_KINDS)}, all {_rate(f.overall)}; "
               f"precision {_rate(f.precision)}, F1 {_rate(f.f1)}, {f.flagged} pairs flagged")
     print(f"   (the default is {audit.DEFAULT_COSINE})")
 

@@ -25,13 +25,13 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from physgrade import score_tables
 from physgrade.estimation import estimates, sample
 from physgrade.estimation.sample import read_samples
 from physgrade.project import Project
 from physgrade.report.corrected import corrected_section
 from physgrade.report.judge_cards import judge_cards_section, read_versions
 from physgrade.report.options import ReportOptions
+from physgrade.scoring import tables as score_tables
 from physgrade.tasks import Task
 from physgrade.variants import check_variants
 from report_project import build

@@ -41,8 +41,8 @@ from physgrade.report.build import build_report, draft_report
 from physgrade.report.model import Report
 from physgrade.report.options import ReportOptions
 from physgrade.report.writers import write_report
-from physgrade.score_cache import ScoreCache
-from physgrade.score_store import ScoreStore
+from physgrade.scoring.cache import ScoreCache
+from physgrade.scoring.store import ScoreStore
 from physgrade.selection import ResponseFilter
 from physgrade.tasks import Task
 from report_project import build

@@ -1,4 +1,4 @@
-"""The study's measures, computed from one rater's sheet (see :func:`physgrade.score_tables.sheet`).
+"""The study's measures, computed from one rater's sheet (see :func:`physgrade.scoring.tables.sheet`).
 
 Every function takes a sheet and returns a DataFrame ready to show: label and count columns as
 plain values, and every estimated share or mean as an :class:`~physgrade.stats.Estimate`, so that
@@ -20,7 +20,14 @@ from physgrade.rubric import Rubric
 from physgrade.selection import NONE
 from physgrade.stats.describe import mean, mean_difference, proportion, welch_difference
 from physgrade.stats.estimate import Estimate
-from physgrade.taxonomy import BLOOM_COGNITIVE, BLOOM_KNOWLEDGE, KINDS, REGIONS, TOPICS, in_vocabulary_order
+from physgrade.taxonomy import (
+    BLOOM_COGNITIVE,
+    BLOOM_KNOWLEDGE,
+    QUESTION_KINDS,
+    REGIONS,
+    TOPICS,
+    in_vocabulary_order,
+)
 
 #: The label of the row over every model.
 ALL_MODELS = "all models"
@@ -46,7 +53,7 @@ def reasoning_gap(sheet: pd.DataFrame) -> pd.DataFrame:
     (its n is the final_correct count). Kinds are not pooled: their rubrics differ."""
     rows = []
     for model, mine in _by_model(sheet):
-        for kind, part in _groups(mine, "kind", KINDS):
+        for kind, part in _groups(mine, "kind", QUESTION_KINDS):
             final = part["final_correct"]
             rows.append({"model": model, "kind": kind, "n": len(part), "final_correct": int(final.sum()),
                          "fully_correct": int(part["fully_correct"].sum()),

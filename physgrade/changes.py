@@ -13,7 +13,7 @@ from enum import StrEnum
 from typing import Iterable
 
 
-class Kind(StrEnum):
+class RecordKind(StrEnum):
     """The kinds of records a write can change (one vocabulary for the core and the app)."""
 
     QUESTIONS = "questions"      # question texts, references, options, metadata
@@ -50,14 +50,14 @@ def _union(a: Ids, b: Ids) -> Ids:
 class Changes:
     """Kinds of records changed, and for which responses and questions (None: any)."""
 
-    kinds: frozenset[Kind] = frozenset()
+    kinds: frozenset[RecordKind] = frozenset()
     responses: Ids = None
     questions: Ids = None
 
     @classmethod
-    def of(cls, *kinds: Kind, responses: Iterable[str] | None = None,
+    def of(cls, *kinds: RecordKind, responses: Iterable[str] | None = None,
            questions: Iterable[str] | None = None) -> "Changes":
-        """``Changes.of(Kind.SCORES, responses=["r-1"])``."""
+        """``Changes.of(RecordKind.SCORES, responses=["r-1"])``."""
         return cls(frozenset(kinds), _ids(responses), _ids(questions))
 
     def __bool__(self) -> bool:
@@ -71,7 +71,7 @@ class Changes:
         return Changes(self.kinds | other.kinds, _union(self.responses, other.responses),
                        _union(self.questions, other.questions))
 
-    def touches(self, *kinds: Kind) -> bool:
+    def touches(self, *kinds: RecordKind) -> bool:
         """True if any of ``kinds`` changed."""
         return not self.kinds.isdisjoint(kinds)
 
@@ -91,4 +91,4 @@ class Changes:
 #: A write that changed nothing.
 NOTHING = Changes()
 #: Everything may have changed (another project opened, a refresh asked for).
-EVERYTHING = Changes(frozenset(Kind))
+EVERYTHING = Changes(frozenset(RecordKind))

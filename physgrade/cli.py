@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 from physgrade import __version__, formats, levels
-from physgrade.demo import build_demo, default_demo_path
+from physgrade.demo import DEMO_TABLES, build_demo, default_demo_path, record_counts
 from physgrade.exporter import export_kind
 from physgrade.failures import explain
 from physgrade.formats import FormatError, ImportErrors
@@ -246,7 +246,7 @@ def cmd_init(args: argparse.Namespace) -> None:
 
 
 @command("import", "import a JSON Lines, JSON or CSV file (all or nothing)",
-         DB, arg("file"), arg("--kind", required=True, choices=formats.KINDS),
+         DB, arg("file"), arg("--kind", required=True, choices=formats.FILE_KINDS),
          arg("--map", action="append", metavar="SRC=DST",
              help="rename a field of the file to physgrade's (repeatable); DST may be nested, "
                   "e.g. --map A=options.A"))
@@ -258,7 +258,7 @@ def cmd_import(args: argparse.Namespace) -> None:
 
 
 @command("export", "export records as JSON Lines (or CSV for .csv)",
-         DB, arg("--kind", required=True, choices=formats.KINDS),
+         DB, arg("--kind", required=True, choices=formats.FILE_KINDS),
          arg("--out", required=True, help="output file (.jsonl or .csv)"))
 def cmd_export(args: argparse.Namespace) -> None:
     with Project.open(args.db) as project, progress_task() as task:
@@ -413,7 +413,8 @@ def cmd_bloom_report(args: argparse.Namespace) -> None:
     # Imported here, as for ``report``: the statistics stack is for reports only.
     from datetime import datetime, timezone
 
-    from physgrade.annotation.figures import bloom_section, read_labels, sources
+    from physgrade.annotation.figures import read_labels, sources
+    from physgrade.report.bloom_labels import bloom_section
     from physgrade.report.model import Report
     from physgrade.report.writers import check_formats, write_report
     from physgrade.selection import ResponseFilter
@@ -550,6 +551,7 @@ def cmd_judge_refine(args: argparse.Namespace) -> None:
     from physgrade.judge.client import connect
     from physgrade.judge.pricing import price_for
     from physgrade.judge.prompts import Prompts
+    from physgrade.judge.runner import StopReason
     from physgrade.refinement import refine
 
     prompts = Prompts.load(args.prompts)
@@ -596,7 +598,7 @@ def cmd_judge_refine(args: argparse.Namespace) -> None:
                 refined = refine.run(project, client, planned, price, args.concurrency, task)
             for summary in refined.runs:
                 print(summary.text(), file=say)
-            if refined.stopped in ("cancelled", "interrupted"):
+            if refined.stopped in (StopReason.CANCELLED, StopReason.INTERRUPTED):
                 raise Cancelled()
     if refined.stopped:
         raise CommandError(f"the refinement stopped early: {refined.stopped}; every verdict "
@@ -662,6 +664,7 @@ def _ask_directly(project: Project, client: anthropic.Anthropic, plan: Plan, pro
     interrupted run says how many the project holds (``already``: what the command stored
     before it)."""
     from physgrade.judge.purposes import PURPOSES, run_plan
+    from physgrade.judge.runner import StopReason
 
     before = PURPOSES[plan.purpose].stored(project, plan.model, plan.prompt_version)
 
@@ -673,7 +676,7 @@ def _ask_directly(project: Project, client: anthropic.Anthropic, plan: Plan, pro
         with progress_task() as task:
             summary = run_plan(project, client, plan, prompts, price, concurrency, task)
         print(summary.text(), file=say or sys.stdout)
-        if summary.stopped in ("cancelled", "interrupted"):
+        if summary.stopped in (StopReason.CANCELLED, StopReason.INTERRUPTED):
             raise Cancelled()
     return summary
 
@@ -731,8 +734,7 @@ def _batch_results(project: Project, batch_ids: set[str]) -> int:
     found = 0
     for state in batches.batch_history(project):
         if state.id in batch_ids:
-            items = {item for (item,) in project.conn.execute(
-                "SELECT item_id FROM judge_batch_items WHERE batch_id = ?", (state.id,))}
+            items = batches.batch_items(project, state.id)
             stored = PURPOSES[state.purpose].stored(project, state.model, state.prompt_version)
             found += len(items & stored.keys())
     return found
@@ -865,12 +867,8 @@ def _checks_kept(project: Project, label: str, since: str, rater: str,
     """``verify`` commits every few hundred checks: an interrupted run says how many it stored
     (those assessed since it started)."""
     from physgrade.answers import verify
-    from physgrade.raters import RULES, is_kind
 
-    stored = project.conn.execute(
-        "SELECT count(*) FROM assessments a JOIN raters t ON t.id = a.rater_id WHERE t.name = ? "
-        f"AND {is_kind(RULES, 't')} AND t.prompt_version = ? AND a.assessed_at >= ?",
-        (verify.RATER, label, since)).fetchone()[0]
+    stored = verify.stored_since(project, label, since)
     if not stored:
         return None
     return (f"{count(stored, 'check')} stored as {rater}"
@@ -892,33 +890,28 @@ def _embedder(args: argparse.Namespace):
         raise CommandError(str(exc)) from exc
 
 
-def _embedding_count(project: Project, model_key: str) -> int:
-    return project.conn.execute("SELECT count(*) FROM embeddings WHERE model = ?",
-                                (model_key,)).fetchone()[0]
-
-
 def _questions_left(project: Project, model_key: str) -> int:
     """Distinct question texts with no embedding from ``model_key`` yet."""
     from physgrade.dedup.texts import project_questions
-    from physgrade.dedup.vectors import text_hash
+    from physgrade.dedup.vectors import stored_hashes, text_hash
 
-    have = {digest for (digest,) in project.conn.execute(
-        "SELECT text_hash FROM embeddings WHERE model = ?", (model_key,))}
+    have = stored_hashes(project, model_key)
     return len({text_hash(text) for text in project_questions(project).texts} - have)
 
 
 @command("embed", "embed every question (kept in the project, never twice)", DB, MODEL)
 def cmd_embed(args: argparse.Namespace) -> None:
     from physgrade.dedup.run import embed_project
+    from physgrade.dedup.vectors import stored_count
 
     with Project.open(args.db) as project:
         embedder = _embedder(args)
         key = embedder.model.key
-        before = _embedding_count(project, key)
+        before = stored_count(project, key)
 
         def kept() -> str | None:
             """Embeddings are committed every few thousand texts: the finished ones stay."""
-            new = _embedding_count(project, key) - before
+            new = stored_count(project, key) - before
             return (f"{count(new, 'question embedding')} stored, "
                     f"{_questions_left(project, key):,} still to embed (a new run embeds only "
                     "those)" if new else None)
@@ -954,6 +947,7 @@ def cmd_dedup(args: argparse.Namespace) -> None:
     from physgrade.dedup.audit import DEFAULT_COSINE, Thresholds
     from physgrade.dedup.run import audit_project, with_labels
     from physgrade.dedup.texts import load_set
+    from physgrade.dedup.vectors import stored_count
 
     thresholds = Thresholds(args.jaccard, DEFAULT_COSINE if args.cosine is None else args.cosine)
     try:
@@ -965,11 +959,11 @@ def cmd_dedup(args: argparse.Namespace) -> None:
     with Project.open(args.db) as project:
         embedder = _embedder(args)
         key = embedder.model.key
-        before = _embedding_count(project, key)
+        before = stored_count(project, key)
 
         def embedded() -> str | None:
             """Until the audit is stored, what the project keeps is the embeddings made."""
-            new = _embedding_count(project, key) - before
+            new = stored_count(project, key) - before
             return (f"{count(new, 'embedding')} stored (a new run embeds only the rest); "
                     "no audit stored" if new else None)
 
@@ -1036,19 +1030,11 @@ def cmd_review_sample(args: argparse.Namespace) -> None:
     strata = [facet.strip() for facet in args.strata.split(",") if facet.strip()]
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
     with Project.open(args.db) as project:
-        name = args.name or _next_sample_name(project)
+        name = args.name or sampling.next_name(project)
         drawn = sampling.draw(project, name, args.judge, args.per_stratum, seed, strata)
     # The judges' blind names are not printed: reports reveal them, reviewers never see them.
     print(f"sample {drawn.name!r} (seed {drawn.seed}, stratified by "
           f"{', '.join(drawn.strata) or 'nothing'}): {drawn.text()}")
-
-
-def _next_sample_name(project: Project) -> str:
-    taken = {name for (name,) in project.conn.execute("SELECT name FROM review_samples")}
-    number = len(taken) + 1
-    while f"sample {number}" in taken:
-        number += 1
-    return f"sample {number}"
 
 
 # -- team grading ---------------------------------------------------------------------------
@@ -1446,10 +1432,6 @@ def cmd_check_variants(args: argparse.Namespace) -> None:
 
 # -- the desktop app ------------------------------------------------------------------------
 
-#: The records the demo's imports add, as ``info`` names them.
-DEMO_TABLES = ("questions", "responses", "assessments", "judge_reviews", "bloom_labels")
-
-
 @command("demo", "create (or reopen) the bundled demo project and open it",
          arg("--db", help="where to keep the demo project (default: your data folder)"),
          arg("--no-gui", action="store_true", help="only create it; do not open the app"),
@@ -1475,8 +1457,7 @@ def _record_counts(path: Path) -> dict[str, int] | None:
     if not path.exists():
         return None
     with Project.open(path) as project:
-        return {table: project.conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
-                for table in DEMO_TABLES}
+        return record_counts(project)
 
 
 def _demo_kept(path: Path, before: dict[str, int] | None) -> str | None:

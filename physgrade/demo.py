@@ -19,6 +19,10 @@ DEMO_FILES = (("questions", "questions.jsonl"), ("responses", "responses.jsonl")
               ("judge_reviews", "judge_reviews.jsonl"), ("bloom", "bloom.jsonl"))
 
 
+#: The records the demo's imports add, as ``info`` names them.
+DEMO_TABLES = ("questions", "responses", "assessments", "judge_reviews", "bloom_labels")
+
+
 #: The estimation sample a new demo project is drawn with: a third of its responses, of which
 #: the demo's experts graded most (physgrade.estimation).
 DEMO_SAMPLE, DEMO_SAMPLE_SIZE, DEMO_SAMPLE_SEED = "Sample 1", 42, 2026
@@ -30,6 +34,13 @@ def demo_data_dir() -> Path:
 
 def default_demo_path() -> Path:
     return Path(platformdirs.user_data_dir("physgrade")) / "demo.physgrade"
+
+
+def record_counts(project: Project) -> dict[str, int]:
+    """How many records of each of :data:`DEMO_TABLES` ``project`` holds: a build that stops
+    says what its finished imports added."""
+    return {table: project.conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+            for table in DEMO_TABLES}
 
 
 def build_demo(path: Path, task: Task | None = None, *,

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterator
 
-from physgrade.formats import KINDS, write_records
+from physgrade.formats import FILE_KINDS, write_records
 from physgrade.project import Project
 from physgrade.raters import HUMAN, LLM
 from physgrade.rubric import COARSE, RUBRICS
@@ -19,8 +19,8 @@ from physgrade.tasks import Task
 
 def export_kind(project: Project, kind: str, path: str | Path, task: Task | None = None) -> int:
     """Write every record of ``kind`` to ``path`` (JSON Lines, or CSV for ``.csv``)."""
-    if kind not in KINDS:
-        raise ValueError(f"unknown kind {kind!r}; use one of {', '.join(KINDS)}")
+    if kind not in FILE_KINDS:
+        raise ValueError(f"unknown kind {kind!r}; use one of {', '.join(FILE_KINDS)}")
     return write_records(_RECORDS[kind](project), path, kind, task)
 
 

@@ -23,7 +23,8 @@ from physgrade.files import write_whole
 from physgrade.rubric import COARSE, CONCEPTUAL, PREFS, RUBRICS, ScoreError, detect_rubric
 from physgrade.tasks import Task
 
-KINDS = ("questions", "responses", "verdicts", "grades", "judge_reviews", "bloom")
+#: The kinds of exchange file: each holds records of one shape (``FIELDS``).
+FILE_KINDS = ("questions", "responses", "verdicts", "grades", "judge_reviews", "bloom")
 
 #: The named fields of each kind, in export order. Fields not named here are kept in ``extra``.
 FIELDS: dict[str, tuple[str, ...]] = {

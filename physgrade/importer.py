@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
 from physgrade import formats, taxonomy
-from physgrade.changes import NOTHING, Changes, Kind
+from physgrade.changes import NOTHING, Changes, RecordKind
 from physgrade.formats import FormatError, ImportErrors, Record
 from physgrade.orphans import die_with, starting_workers
 from physgrade.project import Project, ProjectError, now_iso
@@ -37,12 +37,12 @@ MAX_ERRORS = 20
 CAN_FORK = sys.platform == "linux"
 _PROGRESS_EVERY = 2000  # records between progress reports
 #: What importing each kind of file changes, when it adds anything.
-_CHANGES = {"questions": Changes.of(Kind.QUESTIONS, Kind.BLOOM),
-            "responses": Changes.of(Kind.RESPONSES),
-            "verdicts": Changes.of(Kind.SCORES, Kind.RATERS),
-            "grades": Changes.of(Kind.SCORES, Kind.RATERS),
-            "judge_reviews": Changes.of(Kind.REVIEWS, Kind.RATERS, Kind.SAMPLES),
-            "bloom": Changes.of(Kind.BLOOM, Kind.RATERS)}
+_CHANGES = {"questions": Changes.of(RecordKind.QUESTIONS, RecordKind.BLOOM),
+            "responses": Changes.of(RecordKind.RESPONSES),
+            "verdicts": Changes.of(RecordKind.SCORES, RecordKind.RATERS),
+            "grades": Changes.of(RecordKind.SCORES, RecordKind.RATERS),
+            "judge_reviews": Changes.of(RecordKind.REVIEWS, RecordKind.RATERS, RecordKind.SAMPLES),
+            "bloom": Changes.of(RecordKind.BLOOM, RecordKind.RATERS)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,14 +90,14 @@ class Entry:
 
 def import_file(project: Project, path: str | Path, kind: str,
                 mapping: Mapping[str, str] | None = None, task: Task | None = None) -> ImportResult:
-    """Import one file of ``kind`` (see :data:`physgrade.formats.KINDS`) into ``project``.
+    """Import one file of ``kind`` (see :data:`physgrade.formats.FILE_KINDS`) into ``project``.
 
     Raises :class:`~physgrade.formats.FormatError` or :class:`~physgrade.formats.ImportErrors`
     for bad input and :class:`~physgrade.tasks.Cancelled` if cancelled; in every such case the
     project is exactly as before.
     """
-    if kind not in formats.KINDS:
-        raise ValueError(f"unknown kind {kind!r}; use one of {', '.join(formats.KINDS)}")
+    if kind not in formats.FILE_KINDS:
+        raise ValueError(f"unknown kind {kind!r}; use one of {', '.join(formats.FILE_KINDS)}")
     task = task or Task()
     with _paused_garbage_collection():
         task.report(0, None, "reading")
@@ -459,7 +459,7 @@ def _question(record: Record, context: _Context) -> Entry:
         raise record.error("id", "is required; map a field of yours to it with --map FIELD=id, "
                                  "or number the records with --map @line=id")
     question = formats.text_field(record, "question", required=True)
-    kind = formats.vocabulary_field(record, "kind", taxonomy.KINDS) or "problem"
+    kind = formats.vocabulary_field(record, "kind", taxonomy.QUESTION_KINDS) or "problem"
     options = formats.options_field(record)
     answer = formats.text_field(record, "answer")
     if options and answer is not None:

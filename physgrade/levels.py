@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from physgrade.changes import NOTHING, Changes, Kind
+from physgrade.changes import NOTHING, Changes, RecordKind
 from physgrade.formats import FormatError
 from physgrade.project import Project
 from physgrade.rubric import GRADED_RUBRICS, NA, Criterion, Rubric, value_text
@@ -112,7 +112,7 @@ def set_levels(project: Project, data: object, source: str) -> tuple[list[Edit],
                         "DO UPDATE SET description = excluded.description",
                         (rubric.key, key, value_text(value), text))
                     edits.append(Edit(rubric, key, value, text))
-    return edits, (Changes.of(Kind.RUBRICS) if edits else NOTHING)
+    return edits, (Changes.of(RecordKind.RUBRICS) if edits else NOTHING)
 
 
 class _Checker:

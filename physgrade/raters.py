@@ -17,20 +17,20 @@ choices.
 
 from __future__ import annotations
 
-from physgrade.changes import NOTHING, Changes, Kind
+from physgrade.changes import NOTHING, Changes, RecordKind
 from physgrade.project import Project, ProjectError
 
 #: The kinds of rater: a person, a language model (per prompt version), the rule checker.
 HUMAN, LLM, RULES = "human", "llm", "rules"
 RATER_KINDS = (HUMAN, LLM, RULES)
-#: The rater that stands for the people's agreed grade (see :func:`physgrade.score_tables.select`).
+#: The rater that stands for the people's agreed grade (see :func:`physgrade.scoring.tables.select`).
 HUMAN_CONSENSUS = "human consensus"
 #: The rater kind of the human consensus in a report's tables (no stored rater has it).
 CONSENSUS_KIND = "consensus"
 #: How the human consensus is named as a reference (``--reference consensus``).
 CONSENSUS = "consensus"
 #: A rater was made: a change of the raters alone, of no response or question.
-NEW_RATER = Changes.of(Kind.RATERS, responses=(), questions=())
+NEW_RATER = Changes.of(RecordKind.RATERS, responses=(), questions=())
 
 
 def check_kind(kind: str) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
-from physgrade.changes import NOTHING, Changes, Kind
+from physgrade.changes import NOTHING, Changes, RecordKind
 from physgrade.project import Project, ProjectError, now_iso
 from physgrade.raters import HUMAN, ensure_rater, is_named_person
 from physgrade.rubric import RUBRICS, Rubric, ScoreError, rubric_for_kind
@@ -32,9 +32,9 @@ class Scored:
     rubric: Rubric
     multiple_choice: bool
 
-    def changes(self, *more: Kind) -> Changes:
+    def changes(self, *more: RecordKind) -> Changes:
         """Scores (and ``more``) changed for this response and its question."""
-        return Changes.of(Kind.SCORES, *more, responses=[self.response_id],
+        return Changes.of(RecordKind.SCORES, *more, responses=[self.response_id],
                           questions=[self.question_id])
 
 

@@ -17,7 +17,7 @@ from typing import Sequence
 
 from physgrade.project import Project
 from physgrade.raters import HUMAN, HUMAN_CONSENSUS, rater_label
-from physgrade.taxonomy import BLOOM_COGNITIVE, KINDS, TOPICS, in_vocabulary_order
+from physgrade.taxonomy import BLOOM_COGNITIVE, QUESTION_KINDS, TOPICS, in_vocabulary_order
 
 #: How a missing facet value (no topic, no Bloom level yet…) is shown, and filtered for.
 NONE = "(none)"
@@ -164,7 +164,7 @@ def filter_choices(project: Project) -> FilterChoices:
     return FilterChoices(
         models=[m for (m,) in conn.execute("SELECT DISTINCT model FROM responses ORDER BY model")],
         topics=in_vocabulary_order(column["topic"], TOPICS),
-        kinds=in_vocabulary_order(column["kind"], KINDS),
+        kinds=in_vocabulary_order(column["kind"], QUESTION_KINDS),
         bloom=in_vocabulary_order(column["bloom_cognitive"], BLOOM_COGNITIVE), judges=judges,
         graders=graders, raters=([HUMAN_CONSENSUS] if graders else []) + judges + graders)
 

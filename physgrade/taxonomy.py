@@ -9,7 +9,8 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Iterable
 
-KINDS = ("problem", "conceptual")
+#: What a question asks for: a problem to solve, or a conceptual question.
+QUESTION_KINDS = ("problem", "conceptual")
 TOPICS = ("Introduction", "Mechanics", "Electricity & Magnetism", "Thermodynamics",
           "Waves & Acoustics", "Optics", "Modern Physics")
 BLOOM_COGNITIVE = ("Remember", "Understand", "Apply", "Analyze", "Evaluate", "Create")
@@ -23,8 +24,8 @@ def _key(text: str) -> str:
 
 
 _ALIASES: dict[tuple[str, ...], dict[str, str]] = {
-    KINDS: {"problemsolving": "problem", "numerical": "problem", "theory": "conceptual",
-            "concept": "conceptual"},
+    QUESTION_KINDS: {"problemsolving": "problem", "numerical": "problem",
+                     "theory": "conceptual", "concept": "conceptual"},
     TOPICS: {**dict.fromkeys(("electricityandmagnetism", "electromagnetism", "em",
                               "electrodynamics", "electricity", "magnetism", "electrostatics",
                               "circuits"), "Electricity & Magnetism"),

@@ -45,7 +45,7 @@ def pytest_configure(config: pytest.Config) -> None:
     # TMPDIR is for child processes: this one keeps /tmp (pytest has read it already) for what
     # it cleans up itself at exit, after pytest's own folder may be gone.
     # The suite imports ONNX Runtime itself (tests/test_dedup.py); physgrade turns its telemetry
-    # off in physgrade.dedup.engine.runtime, which tests/test_telemetry.py checks without this.
+    # off in physgrade.dedup.onnx_runtime.runtime, which tests/test_telemetry.py checks without this.
     os.environ["ORT_DISABLE_TELEMETRY"] = "1"
 
 

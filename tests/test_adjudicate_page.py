@@ -16,12 +16,12 @@ from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from conftest import shot  # noqa: E402
-from physgrade import score_tables  # noqa: E402
 from physgrade.project import Project  # noqa: E402
 from physgrade.raters import HUMAN_CONSENSUS  # noqa: E402
 from physgrade.report.build import build_report  # noqa: E402
 from physgrade.report.options import ReportOptions  # noqa: E402
 from physgrade.scores import set_score  # noqa: E402
+from physgrade.scoring import tables as score_tables  # noqa: E402
 from physgrade.team.adjudication import Decision, clear_decision, decisions, set_decision  # noqa: E402
 from physgrade_ui import adjudicate  # noqa: E402
 from physgrade_ui.adjudicate import AdjudicatePage  # noqa: E402

@@ -12,12 +12,13 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from physgrade import analyses, score_tables
+from physgrade import analyses
 from physgrade.demo import build_demo
 from physgrade.project import Project
 from physgrade.raters import HUMAN_CONSENSUS
 from physgrade.rubric import CONCEPTUAL, PREFS, rubric_for_kind
-from physgrade.score_store import KEYS, MISSING, NA
+from physgrade.scoring import tables as score_tables
+from physgrade.scoring.store import KEYS, MISSING, NA
 
 RATER = "expert"
 T2 = 4.302652729911275  # the t quantile of a 95% interval with 2 degrees of freedom

@@ -22,7 +22,6 @@ from physgrade.annotation.figures import (
     HUMAN_HUMAN,
     HUMAN_MODEL,
     Labels,
-    bloom_section,
     cognitive_by_topic,
     comparisons,
     distribution,
@@ -32,10 +31,11 @@ from physgrade.annotation.figures import (
 )
 from physgrade.annotation.labels import bloom_adjudication, set_bloom_final, set_bloom_label
 from physgrade.annotation.session import BloomItem, Label
-from physgrade.changes import Changes, Kind
+from physgrade.changes import Changes, RecordKind
 from physgrade.cli import main
 from physgrade.importer import import_file
 from physgrade.project import Project, ProjectError, migrations
+from physgrade.report.bloom_labels import bloom_section
 from physgrade.report.build import build_report
 from physgrade.report.options import ReportOptions
 from physgrade.report.writers import write_report
@@ -345,7 +345,7 @@ def test_refresh_repairs_a_hand_edit(labelled: Project) -> None:
                           "('q-1', 'q-4')")
     with labelled.transaction():
         changed = adjudication.refresh(labelled, ["q-1", "q-4", "q-missing", "q-1"])
-    assert changed == Changes.of(Kind.BLOOM, questions=["q-1", "q-4", "q-missing"])
+    assert changed == Changes.of(RecordKind.BLOOM, questions=["q-1", "q-4", "q-missing"])
     assert final(labelled, "q-1") == ("Remember", "Factual")
     # q-4's imported label was kept when the edit replaced it, so it comes back too.
     assert final(labelled, "q-4") == ("Apply", "Procedural")
@@ -454,8 +454,8 @@ def test_bloom_report_command_without_labels(project: Project, tmp_path: Path,
 
 def test_label_writes_say_what_they_changed(project: Project, tmp_path: Path) -> None:
     _questions(tmp_path, project)
-    on_q1 = Changes.of(Kind.BLOOM, questions=["q-1"])
-    made = Changes.of(Kind.BLOOM, Kind.RATERS, questions=["q-1"])
+    on_q1 = Changes.of(RecordKind.BLOOM, questions=["q-1"])
+    made = Changes.of(RecordKind.BLOOM, RecordKind.RATERS, questions=["q-1"])
     assert set_bloom_label(project, "q-1", "ana", "Apply", None) == made
     assert set_bloom_label(project, "q-1", "ana", "Apply", "Procedural") == on_q1
     assert set_bloom_label(project, "q-1", "sage", "Apply", "Factual", kind="llm",

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-from physgrade.changes import EVERYTHING, NOTHING, Changes, Kind
+from physgrade.changes import EVERYTHING, NOTHING, Changes, RecordKind
 
 
 def test_of_names_kinds_and_ids():
-    changed = Changes.of(Kind.SCORES, responses=["r-1", "r-1"], questions=("q-1",))
-    assert changed.kinds == {Kind.SCORES}
+    changed = Changes.of(RecordKind.SCORES, responses=["r-1", "r-1"], questions=("q-1",))
+    assert changed.kinds == {RecordKind.SCORES}
     assert changed.responses == frozenset({"r-1"}) and changed.questions == frozenset({"q-1"})
-    assert Changes.of(Kind.PAIRS).responses is None  # not said: possibly any
-    assert Changes.of(Kind.BLOOM, questions=[]).questions == frozenset()
+    assert Changes.of(RecordKind.PAIRS).responses is None  # not said: possibly any
+    assert Changes.of(RecordKind.BLOOM, questions=[]).questions == frozenset()
 
 
 def test_nothing_is_false_and_the_identity_of_union():
-    changed = Changes.of(Kind.REVIEWS, responses=["r-1"])
+    changed = Changes.of(RecordKind.REVIEWS, responses=["r-1"])
     assert not NOTHING and changed and EVERYTHING
     assert NOTHING | changed is changed and changed | NOTHING is changed
     assert NOTHING | NOTHING == NOTHING
@@ -25,44 +25,44 @@ def test_nothing_is_false_and_the_identity_of_union():
 
 
 def test_union_joins_kinds_and_ids_and_any_stays_any():
-    a = Changes.of(Kind.SCORES, responses=["r-1"], questions=["q-1"])
-    b = Changes.of(Kind.SCORES, Kind.RATERS, responses=["r-2"], questions=["q-1"])
-    assert a | b == Changes.of(Kind.SCORES, Kind.RATERS, responses=["r-1", "r-2"],
+    a = Changes.of(RecordKind.SCORES, responses=["r-1"], questions=["q-1"])
+    b = Changes.of(RecordKind.SCORES, RecordKind.RATERS, responses=["r-2"], questions=["q-1"])
+    assert a | b == Changes.of(RecordKind.SCORES, RecordKind.RATERS, responses=["r-1", "r-2"],
                                questions=["q-1"])
-    anywhere = a | Changes.of(Kind.BLOOM)
-    assert anywhere.kinds == {Kind.SCORES, Kind.BLOOM}
+    anywhere = a | Changes.of(RecordKind.BLOOM)
+    assert anywhere.kinds == {RecordKind.SCORES, RecordKind.BLOOM}
     assert anywhere.responses is None and anywhere.questions is None
     total = NOTHING
     for rid in ("r-1", "r-2", "r-3"):
-        total |= Changes.of(Kind.SCORES, responses=[rid])
+        total |= Changes.of(RecordKind.SCORES, responses=[rid])
     assert total.responses == {"r-1", "r-2", "r-3"}
 
 
 def test_touches_any_of_the_kinds_asked():
-    changed = Changes.of(Kind.SCORES, Kind.RATERS)
-    assert changed.touches(Kind.SCORES) and changed.touches(Kind.BLOOM, Kind.RATERS)
-    assert not changed.touches(Kind.BLOOM, Kind.PAIRS) and not changed.touches()
-    assert not NOTHING.touches(*Kind)
-    assert all(EVERYTHING.touches(kind) for kind in Kind)
+    changed = Changes.of(RecordKind.SCORES, RecordKind.RATERS)
+    assert changed.touches(RecordKind.SCORES) and changed.touches(RecordKind.BLOOM, RecordKind.RATERS)
+    assert not changed.touches(RecordKind.BLOOM, RecordKind.PAIRS) and not changed.touches()
+    assert not NOTHING.touches(*RecordKind)
+    assert all(EVERYTHING.touches(kind) for kind in RecordKind)
 
 
 def test_text_is_a_short_account():
     assert NOTHING.text() == "nothing"
-    assert Changes.of(Kind.SCORES, responses=["r-1"]).text() == "scores (1 response)"
-    assert Changes.of(Kind.SCORES, Kind.RATERS, responses=["r-1", "r-2"],
+    assert Changes.of(RecordKind.SCORES, responses=["r-1"]).text() == "scores (1 response)"
+    assert Changes.of(RecordKind.SCORES, RecordKind.RATERS, responses=["r-1", "r-2"],
                       questions=["q-1"]).text() == "raters, scores (2 responses, 1 question)"
-    assert Changes.of(Kind.PAIRS).text() == "pairs"
+    assert Changes.of(RecordKind.PAIRS).text() == "pairs"
 
 
 def test_a_value_compares_and_hashes_by_content_and_cannot_change():
-    assert Changes.of(Kind.BLOOM, questions=["q-1"]) == Changes.of(Kind.BLOOM, questions={"q-1"})
-    assert len({Changes.of(Kind.BLOOM), Changes.of(Kind.BLOOM), NOTHING}) == 2
+    assert Changes.of(RecordKind.BLOOM, questions=["q-1"]) == Changes.of(RecordKind.BLOOM, questions={"q-1"})
+    assert len({Changes.of(RecordKind.BLOOM), Changes.of(RecordKind.BLOOM), NOTHING}) == 2
     with pytest.raises(AttributeError):
-        NOTHING.kinds = frozenset({Kind.SCORES})  # type: ignore[misc]
+        NOTHING.kinds = frozenset({RecordKind.SCORES})  # type: ignore[misc]
 
 
 def test_kinds_are_one_vocabulary_of_strings():
-    assert Kind("scores") is Kind.SCORES and Kind.BLOOM == "bloom"
-    assert EVERYTHING.kinds == frozenset(Kind)
+    assert RecordKind("scores") is RecordKind.SCORES and RecordKind.BLOOM == "bloom"
+    assert EVERYTHING.kinds == frozenset(RecordKind)
     with pytest.raises(ValueError):
-        Kind("grades")
+        RecordKind("grades")

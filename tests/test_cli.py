@@ -132,6 +132,15 @@ def test_an_interrupted_demo_says_which_imports_it_kept(tmp_path, monkeypatch, c
         json.loads(physgrade("info", fresh, "--json").stdout)["counts"]
 
 
+def test_record_counts_count_each_table_the_demo_fills(loaded, tmp_path):
+    counts = demo.record_counts(loaded)
+    assert counts == {"questions": 2, "responses": 3, "assessments": 0, "judge_reviews": 0,
+                      "bloom_labels": 0}
+    assert list(counts) == list(demo.DEMO_TABLES)
+    loaded.conn.execute("DELETE FROM responses WHERE id = 'r-3'")
+    assert demo.record_counts(loaded)["responses"] == 2
+
+
 def test_an_interrupted_import_changed_nothing(tmp_path, monkeypatch, capsys):
     db = tmp_path / "study.physgrade"
     Project.create(db).close()

@@ -24,7 +24,7 @@ import pytest
 
 from conftest import question, write_jsonl
 from fake_anthropic import Fault
-from physgrade.changes import NOTHING, Changes, Kind
+from physgrade.changes import NOTHING, Changes, RecordKind
 from physgrade.dedup import engine, lexical, pairs, semantic, vectors
 from physgrade.dedup.audit import DEFAULT_COSINE, DEFAULT_JACCARD, Thresholds, compare
 from physgrade.dedup.engine import (
@@ -603,11 +603,22 @@ def test_a_text_is_embedded_once_per_model(project, embedder):
     assert vectors.embeddings(project, counting, []).shape == (0, 384)
 
 
+def test_the_store_counts_and_names_the_texts_a_model_embedded(project, embedder):
+    key = embedder.model.key
+    assert vectors.stored_count(project, key) == 0 and vectors.stored_hashes(project, key) == set()
+    texts = ["A block slides.", "A wave travels.", "A block slides."]
+    vectors.embeddings(project, embedder, texts)
+    assert vectors.stored_count(project, key) == 2
+    assert vectors.stored_hashes(project, key) == {vectors.text_hash(t) for t in texts}
+    assert vectors.stored_count(project, "another-model@000000000000") == 0
+    assert vectors.stored_hashes(project, "another-model@000000000000") == set()
+
+
 def test_embed_project_counts_new_texts_and_a_second_run_embeds_nothing(demo, embedder):
     with Project.open(demo) as project:
         counting = Counting(embedder)
         first = embed_project(project, counting)
-        assert first == (42, 42) and first.changes == Changes.of(Kind.EMBEDDINGS)
+        assert first == (42, 42) and first.changes == Changes.of(RecordKind.EMBEDDINGS)
         again = embed_project(project, counting)
         assert again == (42, 0) and (again.questions, again.embedded) == (42, 0)
         assert again.changes == NOTHING
@@ -740,7 +751,7 @@ def test_pairs_can_be_narrowed_by_stage_label_and_decision(audited):
 
 def test_decisions_and_labels_say_what_they_changed(audited):
     pair = by_pair(audited)["q-0005", "q-0101"]
-    on_pair = Changes.of(Kind.PAIRS, questions=["q-0005", "q-0101"])
+    on_pair = Changes.of(RecordKind.PAIRS, questions=["q-0005", "q-0101"])
     assert pairs.DECISIONS == (pairs.CONFIRMED, pairs.REJECTED) == ("confirmed", "rejected")
     assert set_duplicate_decision(audited, pair.id, "expert-1", pairs.CONFIRMED) == on_pair
     assert set_duplicate_decision(audited, pair.id, "expert-1", None) == on_pair
@@ -783,7 +794,7 @@ def test_work_on_pairs_survives_a_new_audit_and_unworked_pairs_are_dropped(audit
 
     strict = audit_project(audited, embedder, thresholds=Thresholds(0.95, 0.95))
     assert strict.result.pairs == []  # the demo has no pair this close
-    assert strict.changes.kinds == {Kind.PAIRS, Kind.EMBEDDINGS}
+    assert strict.changes.kinds == {RecordKind.PAIRS, RecordKind.EMBEDDINGS}
     after = by_pair(audited)
     assert set(after) == {("q-0005", "q-0101"), ("q-0017", "q-0105"), ("q-0022", "q-0106")}
     assert (after["q-0005", "q-0101"].decision, after["q-0005", "q-0101"].decided_by) == \

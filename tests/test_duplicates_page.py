@@ -20,7 +20,7 @@ from PySide6.QtGui import QAction, QTextCharFormat  # noqa: E402
 from PySide6.QtWidgets import QApplication, QFileDialog, QPushButton  # noqa: E402
 
 from conftest import press, shot, wait_for, write_jsonl  # noqa: E402
-from physgrade.changes import Changes, Kind  # noqa: E402
+from physgrade.changes import Changes, RecordKind  # noqa: E402
 from physgrade.dedup import pairs  # noqa: E402
 from physgrade.dedup.audit import DEFAULT_COSINE, DEFAULT_JACCARD  # noqa: E402
 from physgrade.judge import duplicates as judge_duplicates  # noqa: E402
@@ -281,7 +281,7 @@ def test_the_page_reads_again_only_what_touches_its_pairs(reviewed: DuplicatesPa
     monkeypatch.setattr(pairs, "stored_pairs",
                         lambda *args, **kwargs: reads.append(args) or real(*args, **kwargs))
 
-    window.ops.changed.emit(Changes.of(Kind.SCORES, Kind.BLOOM, Kind.EMBEDDINGS))
+    window.ops.changed.emit(Changes.of(RecordKind.SCORES, RecordKind.BLOOM, RecordKind.EMBEDDINGS))
     page.decide("rejected")  # its own decision: the row changes in place, on to the next
     assert reads == []
     assert cell(page, 1, "Decision") == "✗ rejected" and page.table.currentIndex().row() == 2

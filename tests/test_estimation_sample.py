@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import write_jsonl
-from physgrade.changes import Kind
+from physgrade.changes import RecordKind
 from physgrade.cli import main
 from physgrade.estimation import sample
 from physgrade.estimation.sample import HAND_PICKED, RANDOM, STRATIFIED
@@ -66,7 +66,7 @@ def test_a_random_sample_gives_every_response_the_same_chance(study: Project) ->
     assert drawn.random
     chances = sample.inclusion(study, drawn)
     assert len(chances) == 20 and set(chances.values()) == {20 / RESPONSES}
-    assert drawn.changes.kinds == {Kind.ESTIMATION} and drawn.changes.responses == set(chances)
+    assert drawn.changes.kinds == {RecordKind.ESTIMATION} and drawn.changes.responses == set(chances)
     assert sample.by_stratum(study, drawn) == [
         sample.Stratum("(all)", 20, RESPONSES, 20 / RESPONSES)]
     assert drawn.text() == "20 of 126 responses, drawn at random (seed 3)"

@@ -5,7 +5,7 @@ import pytest
 
 from conftest import PREFS_FULL, write_jsonl
 from physgrade.exporter import export_kind
-from physgrade.formats import KINDS, write_records
+from physgrade.formats import FILE_KINDS, write_records
 from physgrade.importer import import_file
 from physgrade.project import Project, ProjectError
 from physgrade.scores import set_score
@@ -38,16 +38,16 @@ def full(loaded, tmp_path):
 def test_export_then_import_into_an_empty_project_reproduces_the_content(full, tmp_path, suffix):
     first = tmp_path / "first"
     first.mkdir()
-    for kind in KINDS:
+    for kind in FILE_KINDS:
         export_kind(full, kind, first / f"{kind}{suffix}")
     with Project.create(tmp_path / f"copy{suffix}.physgrade") as copy:
-        for kind in KINDS:
+        for kind in FILE_KINDS:
             import_file(copy, first / f"{kind}{suffix}", kind)
         second = tmp_path / "second"
         second.mkdir()
-        for kind in KINDS:
+        for kind in FILE_KINDS:
             export_kind(copy, kind, second / f"{kind}{suffix}")
-    for kind in KINDS:
+    for kind in FILE_KINDS:
         assert (second / f"{kind}{suffix}").read_text() == (first / f"{kind}{suffix}").read_text()
     assert "cost" in (first / f"verdicts{suffix}").read_text()  # unnamed fields survive
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import PREFS_FULL
-from physgrade.changes import NOTHING, Changes, Kind
+from physgrade.changes import NOTHING, Changes, RecordKind
 from physgrade.grading import Given, compare, graders, grading_item
 from physgrade.project import Project
 from physgrade.queries import graded_responses, question_rows
@@ -143,9 +143,9 @@ def test_position_is_kept_per_grader_with_its_filter(tmp_path, loaded):
 
 
 def test_score_writes_say_what_they_changed(loaded):
-    on_r3 = Changes.of(Kind.SCORES, responses=["r-3"], questions=["q-mc"])
+    on_r3 = Changes.of(RecordKind.SCORES, responses=["r-3"], questions=["q-mc"])
     assert set_score(loaded, "ana", "r-3", "SET", 1) == Changes.of(
-        Kind.SCORES, Kind.RATERS, responses=["r-3"], questions=["q-mc"])
+        RecordKind.SCORES, RecordKind.RATERS, responses=["r-3"], questions=["q-mc"])
     assert set_score(loaded, "ana", "r-3", "SET", 0, note="no setup") == on_r3
     assert set_note(loaded, "ana", "r-3", "SET", "") == on_r3
     assert clear_score(loaded, "ana", "r-3", "SET") == on_r3
@@ -153,7 +153,7 @@ def test_score_writes_say_what_they_changed(loaded):
     assert set_score(loaded, "ana", "r-1", "ANS", 2).questions == {"q-1"}
     # A grader's place is their own state: only a first move makes the rater.
     assert save_position(loaded, "ana", Position("r-1", QueueFilter())) == NOTHING
-    assert save_position(loaded, "cyd", Position("r-1", QueueFilter())).kinds == {Kind.RATERS}
+    assert save_position(loaded, "cyd", Position("r-1", QueueFilter())).kinds == {RecordKind.RATERS}
 
 
 def test_a_judge_named_like_a_person_is_not_that_person(loaded):

@@ -3,7 +3,7 @@ import json
 import pytest
 
 from conftest import PREFS_FULL, mc_question, question, response, write_jsonl
-from physgrade.changes import NOTHING, Changes, Kind
+from physgrade.changes import NOTHING, Changes, RecordKind
 from physgrade.formats import FormatError, ImportErrors
 from physgrade.importer import import_file
 from physgrade.scores import set_score
@@ -42,8 +42,8 @@ def test_imports_say_what_they_changed(project, tmp_path):
     grades = import_file(project, write_jsonl(tmp_path / "g.jsonl", [
         {"response_id": "r-1", "grader": "expert-1", "scores": PREFS_FULL}]), "grades")
     assert [r.changes for r in (questions, responses, grades)] == [
-        Changes.of(Kind.QUESTIONS, Kind.BLOOM), Changes.of(Kind.RESPONSES),
-        Changes.of(Kind.SCORES, Kind.RATERS)]
+        Changes.of(RecordKind.QUESTIONS, RecordKind.BLOOM), Changes.of(RecordKind.RESPONSES),
+        Changes.of(RecordKind.SCORES, RecordKind.RATERS)]
 
 
 def test_responses_record_template_compliance(loaded):
@@ -65,7 +65,7 @@ def test_same_records_in_another_file_are_unchanged_not_duplicated(project, tmp_
     result = import_file(project, write_jsonl(tmp_path / "b.jsonl",
                                               [question(), mc_question()]), "questions")
     assert (result.added, result.unchanged) == (1, 1)
-    assert result.changes == Changes.of(Kind.QUESTIONS, Kind.BLOOM)
+    assert result.changes == Changes.of(RecordKind.QUESTIONS, RecordKind.BLOOM)
     assert count(project, "questions") == 2
     unchanged = import_file(project, write_jsonl(tmp_path / "c.jsonl", [question()]), "questions")
     assert unchanged.added == 0 and unchanged.changes == NOTHING
@@ -196,7 +196,7 @@ def test_verdicts_with_rationale_and_conceptual_na(loaded, tmp_path):
         {"response_id": "r-3", "judge": "arbiter", "prompt_version": "prefs-v1",
          "scores": {"SET": 1, "CON": 1, "EXE": None, "COH": 1, "ANS": 1}}])
     result = import_file(loaded, path, "verdicts")
-    assert result.added == 2 and result.changes == Changes.of(Kind.SCORES, Kind.RATERS)
+    assert result.added == 2 and result.changes == Changes.of(RecordKind.SCORES, RecordKind.RATERS)
     na = loaded.conn.execute("SELECT value FROM scores WHERE response_id = 'r-3' AND "
                              "criterion = 'EXE'").fetchone()
     assert na == (None,)
@@ -240,7 +240,7 @@ def test_bloom_labels_by_person_and_model(loaded, tmp_path):
          "cognitive": "applying", "knowledge": "procedural"},
         {"question_id": "q-1", "annotator": "expert-2", "cognitive": "Analyze",
          "knowledge": "Procedural"}])
-    assert import_file(loaded, path, "bloom").changes == Changes.of(Kind.BLOOM, Kind.RATERS)
+    assert import_file(loaded, path, "bloom").changes == Changes.of(RecordKind.BLOOM, RecordKind.RATERS)
     rows = loaded.conn.execute("SELECT r.name, r.kind, b.cognitive FROM bloom_labels b JOIN "
                                "raters r ON r.id = b.annotator_id ORDER BY r.name").fetchall()
     assert rows == [("expert-2", "human", "Analyze"), ("tagger", "llm", "Apply")]

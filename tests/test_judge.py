@@ -12,7 +12,7 @@ import pytest
 
 from conftest import PREFS_FULL
 from fake_anthropic import Fault
-from physgrade.changes import NOTHING, Changes, Kind
+from physgrade.changes import NOTHING, Changes, RecordKind
 from physgrade.judge import batches, bloom, verdicts
 from physgrade.judge.client import connect
 from physgrade.judge.pricing import price_for
@@ -201,26 +201,35 @@ def test_a_run_stores_every_verdict_and_a_second_run_makes_no_call(loaded, promp
 
 def test_a_run_says_what_it_changed(loaded, prompts, fake):
     _, summary = run(loaded, prompts)
-    assert summary.changes == Changes.of(Kind.SCORES, Kind.RATERS, responses=["r-1", "r-2", "r-3"],
-                                         questions=["q-1", "q-mc"])
+    assert summary.changes == Changes.of(RecordKind.SCORES, RecordKind.RATERS,
+                                         responses=["r-1", "r-2", "r-3"], questions=["q-1", "q-mc"])
     _, again = run(loaded, prompts)
     assert again.changes == NOTHING
     plan = bloom.plan(loaded, MODEL, prompts, Scope(), price_for(MODEL))
     suggested = run_plan(loaded, connect(), plan, prompts, price_for(MODEL), 2)
     assert suggested.done == 2
-    assert suggested.changes == Changes.of(Kind.BLOOM, Kind.RATERS, questions=["q-1", "q-mc"])
+    assert suggested.changes == Changes.of(RecordKind.BLOOM, RecordKind.RATERS, questions=["q-1", "q-mc"])
 
 
 def test_batches_say_what_submitting_and_collecting_changed(loaded, prompts, fake):
     plan = verdicts.plan(loaded, MODEL, prompts, Scope(), price_for(MODEL), batch=True)
     submission = batches.submit(loaded, connect(), plan, prompts)
-    assert len(submission.ids) == 1 and submission.changes == Changes.of(Kind.BATCHES)
+    assert len(submission.ids) == 1 and submission.changes == Changes.of(RecordKind.BATCHES)
     [running] = batches.collect(loaded, connect(), prompts)
-    assert running.changes == Changes.of(Kind.BATCHES)  # polled: its status is stored
+    assert running.changes == Changes.of(RecordKind.BATCHES)  # polled: its status is stored
     fake.finish_batches()
     [ended] = batches.collect(loaded, connect(), prompts)
-    assert ended.stored == 3 and ended.changes.kinds == {Kind.BATCHES, Kind.SCORES, Kind.RATERS}
+    assert ended.stored == 3 and ended.changes.kinds == {RecordKind.BATCHES, RecordKind.SCORES,
+                                                         RecordKind.RATERS}
     assert batches.collect(loaded, connect(), prompts) == []
+
+
+def test_batch_items_are_the_items_a_batch_asked_about(loaded, prompts, fake):
+    plan = verdicts.plan(loaded, MODEL, prompts, Scope(limit=2), price_for(MODEL), batch=True)
+    [batch_id] = batches.submit(loaded, connect(), plan, prompts).ids
+    assert batches.batch_items(loaded, batch_id) == set(plan.pending)
+    assert len(plan.pending) == 2 and set(plan.pending) <= {"r-1", "r-2", "r-3"}
+    assert batches.batch_items(loaded, "msgbatch_unknown") == set()
 
 
 def test_a_rate_limit_waits_as_long_as_retry_after_says(loaded, prompts, fake):

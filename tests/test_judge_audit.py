@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import PREFS_FULL, question, response, write_jsonl
-from physgrade.changes import Changes, Kind
+from physgrade.changes import Changes, RecordKind
 from physgrade.formats import ImportErrors
 from physgrade.importer import import_file
 from physgrade.project import Project, ProjectError, migrations
@@ -64,6 +64,15 @@ def audit(tmp_path: Path) -> Project:
 
 
 # -- sampling ---------------------------------------------------------------------------------
+
+def test_a_sample_without_a_name_gets_the_first_free_sample_n(audit):
+    assert sampling.next_name(audit) == "sample 1"
+    sampling.draw(audit, "sample 2", ["j1 [v1]"], per_stratum=1, seed=1)
+    assert sampling.next_name(audit) == "sample 3"  # "sample 2" is taken
+    sampling.draw(audit, sampling.next_name(audit), ["j1 [v1]"], per_stratum=1, seed=2)
+    assert {s.name for s in sampling.samples(audit)} == {"sample 2", "sample 3"}
+    assert sampling.next_name(audit) == "sample 4"
+
 
 def test_only_responses_every_judge_judged_are_sampled(audit):
     both = sampling.draw(audit, "both", ["j1 [v1]", "j2"], per_stratum=100, seed=1)
@@ -139,7 +148,7 @@ def test_bad_draws_are_refused_and_store_nothing(audit):
 
 def test_samples_are_listed_after_reopening(audit):
     drawn = sampling.draw(audit, "kept", ["j1 [v1]", "j2"], 2, seed=5)
-    assert drawn.changes == Changes.of(Kind.SAMPLES, responses=sampling.items(audit, drawn.id))
+    assert drawn.changes == Changes.of(RecordKind.SAMPLES, responses=sampling.items(audit, drawn.id))
     with Project.open(audit.path) as reopened:
         [listed] = sampling.samples(reopened)
         assert listed == drawn and not listed.changes
@@ -338,7 +347,7 @@ def test_a_schema_4_project_is_upgraded_keeping_its_reviews(tmp_path):
             ("correct",)]
         # Its imported review is in no sample yet: the "imported" sample takes it once.
         assert sampling.loose_reviews(project)
-        assert sampling.take_imported(project) == Changes.of(Kind.SAMPLES, responses=["r-1"])
+        assert sampling.take_imported(project) == Changes.of(RecordKind.SAMPLES, responses=["r-1"])
         [imported] = sampling.samples(project)
         assert imported.imported and sampling.items(project, imported.id) == ["r-1"]
         assert session.progress(project, imported.id, "expert-1") == (0, 1)  # COR etc. to do
@@ -404,9 +413,9 @@ def test_a_sample_nobody_could_review_is_refused(demo: Path) -> None:
 def test_review_writes_say_what_they_changed(audit):
     judge = rater_id(audit, "j1", "llm", "v1")
     rid, qid = "r-Optics-None-2-quark-lm-3", "q-Optics-None-2"
-    on_rid = Changes.of(Kind.REVIEWS, responses=[rid], questions=[qid])
+    on_rid = Changes.of(RecordKind.REVIEWS, responses=[rid], questions=[qid])
     assert set_review_agreement(audit, "expert-1", judge, rid, "COR", reviews.FULL) == \
-        Changes.of(Kind.REVIEWS, Kind.RATERS, responses=[rid], questions=[qid])
+        Changes.of(RecordKind.REVIEWS, RecordKind.RATERS, responses=[rid], questions=[qid])
     assert set_review_agreement(audit, "expert-1", judge, rid, "COR", None) == on_rid
     assert set_review_verdict(audit, "expert-1", judge, rid, reviews.STRICT) == on_rid
     assert set_review_verdict(audit, "expert-1", judge, rid, None) == on_rid
@@ -432,7 +441,7 @@ def test_imported_reviews_take_the_same_vocabulary(audit, tmp_path):
     record = {"response_id": rid, "judge": "j1", "reviewer": "expert-1", "verdict": "+1",
               "criteria": {"COR": 2}}
     result = import_file(audit, write_jsonl(tmp_path / "ok.jsonl", [record]), "judge_reviews")
-    assert result.changes == Changes.of(Kind.REVIEWS, Kind.RATERS, Kind.SAMPLES)
+    assert result.changes == Changes.of(RecordKind.REVIEWS, RecordKind.RATERS, RecordKind.SAMPLES)
     assert audit.conn.execute("SELECT verdict FROM judge_reviews").fetchall() == [("strict",)]
     with pytest.raises(ImportErrors, match="'maybe' is not correct, lenient or strict"):
         import_file(audit, write_jsonl(tmp_path / "bad.jsonl", [{**record, "verdict": "maybe"}]),
@@ -493,7 +502,7 @@ def test_marking_a_criterion_partial_clears_the_label_correct(audit):
     set_review_agreement(audit, "expert-1", judge, rid, "COH", None)
     assert stored_review(audit, judge, rid)[1] == reviews.CORRECT
     changes = set_review_agreement(audit, "expert-1", judge, rid, "INT", reviews.PARTIAL)
-    assert changes.touches(Kind.REVIEWS) and rid in changes.responses
+    assert changes.touches(RecordKind.REVIEWS) and rid in changes.responses
     criteria, label = stored_review(audit, judge, rid)
     assert criteria["INT"] == reviews.PARTIAL and label is None  # labelled again by the reviewer
     set_review_verdict(audit, "expert-1", judge, rid, reviews.STRICT)
@@ -515,7 +524,7 @@ def test_imported_reviews_are_audited_in_the_imported_sample(audit, tmp_path):
               "criteria": {"ANS": 2}, "verdict": "correct"},
              {"response_id": optics, "judge": "j2", "reviewer": "expert-2", "verdict": "strict"}]
     result = import_file(audit, write_jsonl(tmp_path / "first.jsonl", first), "judge_reviews")
-    assert Kind.SAMPLES in result.changes.kinds
+    assert RecordKind.SAMPLES in result.changes.kinds
     [imported] = sampling.samples(audit)
     assert imported.name == sampling.IMPORTED and imported.imported
     assert imported.judge_ids == (j1, j2) and imported.text() == \

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from conftest import question, response, write_jsonl
-from physgrade import raters, score_tables, scores
+from physgrade import raters, scores
 from physgrade.cli import main
 from physgrade.importer import import_file
 from physgrade.judge.client import connect
@@ -35,6 +35,7 @@ from physgrade.report.judge_cards import (
 from physgrade.report.model import Report
 from physgrade.report.writers import report_html
 from physgrade.rubric import CONCEPTUAL, PREFS
+from physgrade.scoring import tables as score_tables
 from physgrade.selection import ResponseFilter
 from physgrade.stats.describe import proportion
 from physgrade.stats.estimate import Estimate

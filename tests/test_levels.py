@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from physgrade.changes import Kind
+from physgrade.changes import RecordKind
 from physgrade.formats import FormatError
 from physgrade.grading import grading_item
 from physgrade.levels import document, levels, load_document, set_levels
@@ -78,7 +78,7 @@ def test_set_levels_replaces_descriptions_and_says_what_changed(project):
     edits, changes = set_levels(project, edited(project), "levels.json")
     assert [(e.rubric.key, e.criterion, e.value, e.after) for e in edits] == [
         ("prefs", "COR", 1, "Exactly one slip in a unit or an intermediate value.")]
-    assert changes.touches(Kind.RUBRICS)
+    assert changes.touches(RecordKind.RUBRICS)
     assert levels(project)["prefs"]["COR"][1] == "Exactly one slip in a unit or an intermediate value."
     again, changes = set_levels(project, edited(project), "levels.json")
     assert again == [] and not changes

@@ -6,7 +6,7 @@ import pytest
 
 import physgrade
 from physgrade.annotation.labels import set_bloom_label
-from physgrade.changes import Changes, Kind
+from physgrade.changes import Changes, RecordKind
 from physgrade.project import Project, ProjectError, migrations
 from physgrade.raters import NEW_RATER, RATER_KINDS, ensure_rater, rater_id
 from physgrade.rubric import ScoreError
@@ -123,7 +123,7 @@ def test_a_rater_name_keeps_its_kind(loaded):
 
 def test_making_a_rater_is_a_change_and_finding_one_is_not(loaded):
     made, changes = ensure_rater(loaded, "arbiter", "llm", "v1")
-    assert changes == NEW_RATER == Changes.of(Kind.RATERS, responses=[], questions=[])
+    assert changes == NEW_RATER == Changes.of(RecordKind.RATERS, responses=[], questions=[])
     assert ensure_rater(loaded, "arbiter", "llm", "v1") == (made, Changes())
     assert ensure_rater(loaded, "arbiter", "llm", "v2")[1] == NEW_RATER
 
@@ -148,9 +148,9 @@ def test_one_module_writes_scores_and_one_names_the_rater_kinds():
 
 def test_bloom_labels_are_checked_and_stored(loaded):
     assert set_bloom_label(loaded, "q-1", "expert-2", "Apply", "Procedural") == \
-        Changes.of(Kind.BLOOM, Kind.RATERS, questions=["q-1"])
+        Changes.of(RecordKind.BLOOM, RecordKind.RATERS, questions=["q-1"])
     assert set_bloom_label(loaded, "q-1", "expert-2", "Analyze", "Procedural") == \
-        Changes.of(Kind.BLOOM, questions=["q-1"])
+        Changes.of(RecordKind.BLOOM, questions=["q-1"])
     rows = loaded.conn.execute("SELECT cognitive, knowledge FROM bloom_labels").fetchall()
     assert rows == [("Analyze", "Procedural")]
     with pytest.raises(ScoreError, match="Bloom cognitive"):

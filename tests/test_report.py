@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import write_jsonl
-from physgrade.changes import Changes, Kind
+from physgrade.changes import Changes, RecordKind
 from physgrade.cli import main
 from physgrade.importer import import_file
 from physgrade.project import Project
@@ -20,7 +20,7 @@ from physgrade.report.build import build_report, draft_report, finish_section
 from physgrade.report.model import Report, Table, cell_parts
 from physgrade.report.options import ReportOptions
 from physgrade.report.writers import write_report
-from physgrade.score_cache import ScoreCache
+from physgrade.scoring.cache import ScoreCache
 from physgrade.selection import ResponseFilter, filter_choices
 from physgrade.stats.describe import proportion
 from physgrade.stats.estimate import ALL_AGREE, Estimate
@@ -301,14 +301,14 @@ def test_a_filter_change_reads_nothing_from_the_project(demo_path: Path) -> None
                 s.title for s in draft.report.sections}
         assert statements == []
         # A grade re-reads that response's scores and what comes from scores, nothing else.
-        cache.note(Changes.of(Kind.SCORES, responses=["r-0001"]))
+        cache.note(Changes.of(RecordKind.SCORES, responses=["r-0001"]))
         draft_report(project, ReportOptions(resamples=20), cache.store(project), Task(),
                      cache.readings)
         scores_read = [statement for statement in statements if "FROM scores" in statement]
         assert scores_read and all("'r-0001'" in statement for statement in scores_read)
         assert any("assessments" in statement for statement in statements)
         assert not any("estimation_sample" in statement for statement in statements)
-        cache.note(Changes.of(Kind.ESTIMATION))  # a sample drawn: the samples are read again
+        cache.note(Changes.of(RecordKind.ESTIMATION))  # a sample drawn: the samples are read again
         draft_report(project, ReportOptions(resamples=20), cache.store(project), Task(),
                      cache.readings)
         assert any("estimation_sample" in statement for statement in statements)

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from conftest import shot, wait_for
-from physgrade import score_tables
 from physgrade.cli import main
 from physgrade.estimation import sample
 from physgrade.estimation.estimates import MEASURES, estimate
@@ -22,6 +21,7 @@ from physgrade.report.model import Section, Table
 from physgrade.report.options import ReportOptions
 from physgrade.rubric import FINAL_ANSWER
 from physgrade.scores import scored, write
+from physgrade.scoring import tables as score_tables
 from physgrade.selection import ResponseFilter
 from physgrade.tasks import Task
 

@@ -70,7 +70,7 @@ def projects(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Pro
 def caches(projects: dict[str, Project]) -> dict[str, Any]:
     """One score cache per project, kept over the module's cases in turn, as the Reports page
     keeps it while the reader changes the filters."""
-    from physgrade.score_cache import ScoreCache
+    from physgrade.scoring.cache import ScoreCache
 
     return {name: ScoreCache() for name in projects}
 

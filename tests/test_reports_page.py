@@ -20,7 +20,6 @@ import physgrade.report.build  # noqa: E402
 from conftest import press, shot, wait_for  # noqa: E402
 from physgrade import scores  # noqa: E402
 from physgrade.project import Project  # noqa: E402
-from physgrade.readings import Readings  # noqa: E402
 from physgrade.report.build import Draft, build_report  # noqa: E402
 from physgrade.report.model import (  # noqa: E402
     PENDING,  # noqa: E402
@@ -29,7 +28,8 @@ from physgrade.report.model import (  # noqa: E402
 )
 from physgrade.report.options import ReportOptions  # noqa: E402
 from physgrade.rubric import PREFS  # noqa: E402
-from physgrade.score_store import ScoreStore  # noqa: E402
+from physgrade.scoring.readings import Readings  # noqa: E402
+from physgrade.scoring.store import ScoreStore  # noqa: E402
 from physgrade.selection import ResponseFilter  # noqa: E402
 from physgrade.stats.estimate import Estimate  # noqa: E402
 from physgrade.tasks import Task  # noqa: E402

@@ -1,4 +1,4 @@
-"""The project's scores held in memory (physgrade.score_store, physgrade.score_cache).
+"""The project's scores held in memory (physgrade.scoring.store, physgrade.scoring.cache).
 
 Reports are computed from a :class:`ScoreStore` read once and narrowed in memory, and the app
 keeps it up to date from the changes it broadcasts instead of reading the project again. A store
@@ -17,16 +17,16 @@ import pandas as pd
 import pytest
 
 from conftest import PREFS_FULL, question, response, write_jsonl
-from physgrade import score_tables
 from physgrade.annotation.labels import set_bloom_final
-from physgrade.changes import Changes, Kind
+from physgrade.changes import Changes, RecordKind
 from physgrade.importer import import_file
 from physgrade.project import Project
 from physgrade.raters import HUMAN, HUMAN_CONSENSUS, NEW_RATER, ensure_rater, rater_label
-from physgrade.score_cache import ScoreCache
-from physgrade.score_store import KEYS, MISSING, NA, ScoreStore, StoreOutdated
-from physgrade.score_tables import ScoreData
 from physgrade.scores import clear_score, set_score
+from physgrade.scoring import tables as score_tables
+from physgrade.scoring.cache import ScoreCache
+from physgrade.scoring.store import KEYS, MISSING, NA, ScoreStore, StoreOutdated
+from physgrade.scoring.tables import ScoreData
 from physgrade.selection import ResponseFilter
 from physgrade.tasks import Cancelled, Task
 from physgrade.team.adjudication import set_decision
@@ -249,7 +249,7 @@ def test_the_cache_reads_once(graded: Project) -> None:
     assert stages and held(first) == in_file(graded)
     stages.clear()
     assert cache.store(graded, reading(stages)) is first and stages == []
-    cache.note(Changes.of(Kind.REVIEWS, Kind.SAMPLES))  # nothing the store holds
+    cache.note(Changes.of(RecordKind.REVIEWS, RecordKind.SAMPLES))  # nothing the store holds
     assert cache.store(graded, reading(stages)) is first and stages == []
 
 
@@ -280,8 +280,9 @@ def test_the_cache_follows_only_what_was_noted(graded: Project) -> None:
 
 
 @pytest.mark.parametrize("changes", [
-    NEW_RATER, Changes.of(Kind.QUESTIONS), Changes.of(Kind.BLOOM), Changes.of(Kind.RESPONSES),
-    Changes.of(Kind.SCORES)], ids=["raters", "questions", "bloom", "responses", "any scores"])
+    NEW_RATER, Changes.of(RecordKind.QUESTIONS), Changes.of(RecordKind.BLOOM),
+    Changes.of(RecordKind.RESPONSES), Changes.of(RecordKind.SCORES)],
+    ids=["raters", "questions", "bloom", "responses", "any scores"])
 def test_changes_a_patch_cannot_follow_read_the_store_whole(graded: Project,
                                                             changes: Changes) -> None:
     cache = ScoreCache()
@@ -299,7 +300,7 @@ def test_a_response_new_to_the_store_reads_it_whole(graded: Project, tmp_path: P
     cache.store(graded)
     import_file(graded, write_jsonl(tmp_path / "r5.jsonl", [response("r-5")]), "responses")
     set_score(graded, "ann", "r-5", "INT", 1)
-    cache.note(Changes.of(Kind.SCORES, responses=["r-5"]))  # as if the responses were known
+    cache.note(Changes.of(RecordKind.SCORES, responses=["r-5"]))  # as if the responses were known
     store = cache.store(graded)
     assert "r-5" in store.responses.index and held(store) == in_file(graded)
 

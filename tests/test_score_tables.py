@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 from conftest import PREFS_FULL, write_jsonl
-from physgrade import score_tables
 from physgrade.importer import import_file
 from physgrade.project import Project
 from physgrade.raters import HUMAN_CONSENSUS
 from physgrade.rubric import CONCEPTUAL, PREFS
-from physgrade.score_store import MISSING, NA, consensus
 from physgrade.scores import set_score
+from physgrade.scoring import tables as score_tables
+from physgrade.scoring.store import MISSING, NA, consensus
 from physgrade.selection import ResponseFilter
 from physgrade.team.adjudication import clear_decision, set_decision
 

@@ -1,5 +1,5 @@
 """Adjudication: disputes between people, an adjudicator's decisions, and the consensus reports
-use (physgrade.team.adjudication, physgrade.score_tables, physgrade.report)."""
+use (physgrade.team.adjudication, physgrade.scoring.tables, physgrade.report)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import PREFS_FULL, response, write_jsonl
-from physgrade import score_tables
-from physgrade.changes import NOTHING, Changes, Kind
+from physgrade.changes import NOTHING, Changes, RecordKind
 from physgrade.cli import main
 from physgrade.importer import import_file
 from physgrade.project import Project, ProjectError
@@ -21,6 +20,7 @@ from physgrade.report.options import ReportOptions
 from physgrade.report.writers import HTML_NAME, JSON_NAME, write_report
 from physgrade.rubric import ScoreError
 from physgrade.scores import set_score
+from physgrade.scoring import tables as score_tables
 from physgrade.selection import ResponseFilter
 from physgrade.team.adjudication import Decision, clear_decision, decisions, disputes, scorings, set_decision
 
@@ -141,7 +141,7 @@ def test_scorings_are_each_persons_values_notes_and_comment(team: Project) -> No
 
 def test_set_change_and_clear_a_decision_keep_history(team: Project) -> None:
     made = set_decision(team, "dora", "r-1", "CAL", 1, note="the slip is in the last line")
-    assert made == Changes.of(Kind.ADJUDICATIONS, responses=["r-1"], questions=["q-1"])
+    assert made == Changes.of(RecordKind.ADJUDICATIONS, responses=["r-1"], questions=["q-1"])
     decided = decisions(team, "r-1")["CAL"]
     assert (decided.value, decided.adjudicator, decided.note) == (
         1, "dora", "the slip is in the last line")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from physgrade.changes import Changes, Kind
+from physgrade.changes import Changes, RecordKind
 from physgrade.cli import main
 from physgrade.project import Project, ProjectError
 from physgrade.queries import graded_sql
@@ -127,7 +127,7 @@ def test_assigning_again_adds_new_responses_and_never_moves_one(study: Project) 
     first = plan(study, TEAM, 0.2, seed=1, report_filter=orbit)
     assert first.by_facet("model") == {g: {"orbit-7b": n} for g, n in first.counts().items()}
     changes = apply(study, first)
-    assert changes.touches(Kind.ASSIGNMENTS, Kind.RATERS)
+    assert changes.touches(RecordKind.ASSIGNMENTS, RecordKind.RATERS)
     assert changes.responses == {response for response, _ in first.rows}
     before = stored(study)
     assert before == set(first.rows) and len({r for r, _ in before}) == 42
@@ -141,7 +141,7 @@ def test_assigning_again_adds_new_responses_and_never_moves_one(study: Project) 
     for grader, per_model in second.by_facet("model").items():  # catching up over all models
         assert set(per_model) == {"helix-14b-instruct", "quark-lm-3"}
         assert abs(per_model["quark-lm-3"] - per_model["helix-14b-instruct"]) <= 2, grader
-    assert apply(study, second) == Changes.of(Kind.ASSIGNMENTS, Kind.RATERS, responses={
+    assert apply(study, second) == Changes.of(RecordKind.ASSIGNMENTS, RecordKind.RATERS, responses={
         response for response, _ in second.rows})
     after = stored(study)
     assert before <= after and len({r for r, _ in after}) == 126

@@ -12,7 +12,7 @@ import pytest
 
 import physgrade.project
 from conftest import people_scores, replayed_history
-from physgrade.changes import Kind
+from physgrade.changes import RecordKind
 from physgrade.cli import main
 from physgrade.project import Project, ProjectError
 from physgrade.rubric import RUBRICS
@@ -411,7 +411,7 @@ def test_a_person_only_the_pack_knows_is_made_in_the_project(demo, study):
         assert project.conn.execute("SELECT count(*) FROM raters WHERE name = 'dave'"
                                     ).fetchone() == (0,)
         result = merge(project, [study["ann"]])
-        assert Kind.RATERS in result.changes.kinds
+        assert RecordKind.RATERS in result.changes.kinds
         assert (result.packs[0].grader, result.packs[0].applied) == ("ann", 1)
         assert project.conn.execute("SELECT kind, prompt_version FROM raters WHERE name = "
                                     "'dave'").fetchall() == [("human", "")]
@@ -437,24 +437,24 @@ def test_the_changes_name_the_responses_merged_and_those_in_conflict(demo, study
         questions = {r: q for r, q in project.conn.execute("SELECT id, question_id FROM "
                                                            "responses")}
         changes = merge(project, [study["ann"], study["expert-1"]]).changes
-        assert changes.kinds == {Kind.SCORES, Kind.CONFLICTS}
+        assert changes.kinds == {RecordKind.SCORES, RecordKind.CONFLICTS}
         assert changes.responses == {*graded, key[1]}
         assert changes.questions == {questions[r] for r in (*graded, key[1])}
         assert not merge(project, [study["ann"], study["expert-1"]]).changes
         [conflict] = open_conflicts(project)
         assert resolve(project, [conflict.id], KEEP_PACK, "dana").kinds == \
-            {Kind.SCORES, Kind.CONFLICTS}
+            {RecordKind.SCORES, RecordKind.CONFLICTS}
     with Project.open(study["expert-1"]) as pack:  # a conflict alone, brought up to date
         set_note(pack, key[0], key[1], key[3], "later", rubric=key[2])
     with Project.open(demo) as project:
         score(project, key, original)
         changes = merge(project, [study["expert-1"]]).changes
-        assert changes.kinds == {Kind.CONFLICTS}
+        assert changes.kinds == {RecordKind.CONFLICTS}
         assert (changes.responses, changes.questions) == ({key[1]}, {questions[key[1]]})
         score(project, key, theirs, note="later")  # the two agree now: the conflict settles
         changes = merge(project, [study["expert-1"]]).changes
         assert open_conflicts(project) == []
-        assert changes.kinds == {Kind.CONFLICTS}
+        assert changes.kinds == {RecordKind.CONFLICTS}
         assert (changes.responses, changes.questions) == ({key[1]}, {questions[key[1]]})
 
 

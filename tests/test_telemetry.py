@@ -2,7 +2,7 @@
 
 Official ONNX Runtime builds keep a device id and a queue of usage events addressed to Microsoft
 in ``Microsoft/DeveloperTools/.onnxruntime`` under the user's cache folder, from the moment the
-library loads, unless physgrade switches that off first (physgrade.dedup.engine.runtime). The
+library loads, unless physgrade switches that off first (physgrade.dedup.onnx_runtime.runtime). The
 run happens in a child process with a home and cache folder of its own and none of the suite's
 settings, so only physgrade's own code stands between the library and those folders.
 """

@@ -11,10 +11,10 @@ from cancelling import CANCELLED, cancel_when
 from conftest import question, response, write_jsonl
 from physgrade.answers import Outcome, verify
 from physgrade.answers.sandbox import Checker
-from physgrade.changes import NOTHING, Changes, Kind
+from physgrade.changes import NOTHING, Changes, RecordKind
 from physgrade.cli import main
 from physgrade.importer import import_file
-from physgrade.project import Project
+from physgrade.project import Project, now_iso
 
 REFERENCE_RATER = "SELECT s.response_id, s.value FROM scores s JOIN raters t ON t.id = s.rater_id " \
                   "WHERE t.name = 'rules' AND t.kind = 'rules' AND t.prompt_version = ? " \
@@ -42,12 +42,22 @@ def test_verify_stores_the_final_answer_score_as_the_rules_rater(loaded: Project
 def test_a_verify_run_says_what_it_changed(loaded: Project) -> None:
     with Checker() as checker:
         summary = verify.verify(loaded, checker)
-        assert summary.changes == Changes.of(Kind.SCORES, Kind.RATERS,
+        assert summary.changes == Changes.of(RecordKind.SCORES, RecordKind.RATERS,
                                              responses=["r-1", "r-2", "r-3"],
                                              questions=["q-1", "q-mc"])
         assert verify.verify(loaded, checker).changes == NOTHING  # all checked already
         assert verify.verify(loaded, checker, recheck=True).changes == Changes.of(
-            Kind.SCORES, responses=["r-1", "r-2", "r-3"], questions=["q-1", "q-mc"])
+            RecordKind.SCORES, responses=["r-1", "r-2", "r-3"], questions=["q-1", "q-mc"])
+
+
+def test_stored_since_counts_the_checks_of_one_label_stored_from_a_time(loaded: Project) -> None:
+    started = now_iso()
+    assert verify.stored_since(loaded, "", started) == 0
+    with Checker() as checker:
+        verify.verify(loaded, checker)
+    assert verify.stored_since(loaded, "", started) == 3
+    assert verify.stored_since(loaded, "rtol 0.05", started) == 0  # another rules rater
+    assert verify.stored_since(loaded, "", "9999-01-01T00:00:00.000Z") == 0
 
 
 def test_a_looser_tolerance_is_another_rater(loaded: Project, capsys) -> None:

@@ -40,7 +40,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from physgrade.changes import Changes, Kind
+from physgrade.changes import Changes, RecordKind
 from physgrade.grading import GradingItem, grading_item
 from physgrade.project import Project
 from physgrade.rubric import RUBRICS, Criterion, Rubric, value_text
@@ -532,17 +532,17 @@ class AdjudicatePage(QWidget):
         list in the background (a dispute settled stays listed, marked settled). Decisions on
         the dispute on show alone (each key's) change only its decisions and its marker: those
         are read again, and nothing else."""
-        if not changes.touches(Kind.SCORES, Kind.ADJUDICATIONS, Kind.RATERS, Kind.QUESTIONS,
-                               Kind.RESPONSES):
+        if not changes.touches(RecordKind.SCORES, RecordKind.ADJUDICATIONS, RecordKind.RATERS,
+                               RecordKind.QUESTIONS, RecordKind.RESPONSES):
             return
         if (self.dispute is not None and self.item is not None
-                and changes.kinds == {Kind.ADJUDICATIONS}
+                and changes.kinds == {RecordKind.ADJUDICATIONS}
                 and changes.responses == {self.dispute.response_id}):
             self._show_decisions(keep_current=True)
             return
         if self.dispute is not None and (changes.responses is None
                                          or self.dispute.response_id in changes.responses):
-            self._reread(render=changes.touches(Kind.QUESTIONS, Kind.RESPONSES))
+            self._reread(render=changes.touches(RecordKind.QUESTIONS, RecordKind.RESPONSES))
         self._read()
 
     def stop(self) -> None:

@@ -40,7 +40,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from physgrade.changes import NOTHING, Changes, Kind
+from physgrade.changes import NOTHING, Changes, RecordKind
 from physgrade.grading import grading_item
 from physgrade.project import Project
 from physgrade.selection import NAMED, filter_choices
@@ -568,19 +568,19 @@ class AuditPage(QWidget):
     def apply(self, changes: Changes) -> None:
         """Re-read what the changes touch: the judges offered, the samples, the verdict on
         show and the progress; the sample and the verdict on show stay."""
-        if changes.touches(Kind.SCORES, Kind.RATERS):
+        if changes.touches(RecordKind.SCORES, RecordKind.RATERS):
             self.judge_labels = judges(self.project) if self.project is not None else []
-        if changes.touches(Kind.SAMPLES) and self._fill_samples(self.current_sample_id()):
+        if changes.touches(RecordKind.SAMPLES) and self._fill_samples(self.current_sample_id()):
             self._sample_changed()
             return
         self._show_state()
         if self.index is None:
             return
         item = self.items[self.index]
-        if changes.touches(Kind.QUESTIONS, Kind.RESPONSES) and _names(changes.responses,
+        if changes.touches(RecordKind.QUESTIONS, RecordKind.RESPONSES) and _names(changes.responses,
                                                                        {item.response_id}):
             self.reader.show_html(self._reading(item))
-        if changes.touches(Kind.REVIEWS, Kind.SCORES, Kind.SAMPLES) and _names(
+        if changes.touches(RecordKind.REVIEWS, RecordKind.SCORES, RecordKind.SAMPLES) and _names(
                 changes.responses, {shown.response_id for shown in self.items}):
             self._show_view(keep_current=True)
 

@@ -38,7 +38,7 @@ from PySide6.QtWidgets import (
 from physgrade.annotation import session
 from physgrade.annotation.labels import set_bloom_final, set_bloom_label
 from physgrade.annotation.session import BloomItem, Label
-from physgrade.changes import Changes, Kind
+from physgrade.changes import Changes, RecordKind
 from physgrade.maths import to_html
 from physgrade.project import Project
 from physgrade.queries import question as stored_question
@@ -449,10 +449,10 @@ class BloomPage(QWidget):
         (keeping the question on show); labels: the question on show, the suggestion
         sources and the counts. The queue otherwise stays as read, so that a question
         labelled does not vanish under the annotator."""
-        if changes.touches(Kind.QUESTIONS):
+        if changes.touches(RecordKind.QUESTIONS):
             self.open(self.project, self.annotator)
             return
-        if not changes.touches(Kind.BLOOM):
+        if not changes.touches(RecordKind.BLOOM):
             return
         suggester = self.suggester
         self._filling = True

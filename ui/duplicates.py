@@ -56,7 +56,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from physgrade.changes import Changes, Kind
+from physgrade.changes import Changes, RecordKind
 from physgrade.dedup import pairs
 from physgrade.dedup.pairs import CONFIRMED, REJECTED, TO_REVIEW, StoredPair
 from physgrade.dedup.texts import WITHIN
@@ -159,7 +159,7 @@ def remember_request(request: AuditRequest) -> None:
 
 
 #: What a stopped audit may have stored: the embeddings are committed as they are computed.
-EMBEDDED_SO_FAR = Changes.of(Kind.EMBEDDINGS)
+EMBEDDED_SO_FAR = Changes.of(RecordKind.EMBEDDINGS)
 
 
 def run_audit(request: AuditRequest, project: Project, task: Task) -> Audit:
@@ -829,7 +829,7 @@ class DuplicatesPage(QWidget):
         """Re-read the audits when pairs or the questions' texts changed (unless the change is
         the page's own, on show already)."""
         shown, self._shown = self._shown, None
-        if changes is not shown and changes.touches(Kind.PAIRS, Kind.QUESTIONS):
+        if changes is not shown and changes.touches(RecordKind.PAIRS, RecordKind.QUESTIONS):
             self.reread()
 
     def reread(self, choose: str | None = None) -> None:

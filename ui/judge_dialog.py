@@ -44,13 +44,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from physgrade.changes import Changes, Kind
+from physgrade.changes import Changes, RecordKind
 from physgrade.judge import credentials, verdicts
 from physgrade.judge.client import connect
 from physgrade.judge.pricing import Price, dollars, known_models, price_for
 from physgrade.judge.prompts import PromptError, Prompts
 from physgrade.judge.purposes import run_plan
-from physgrade.judge.runner import DEFAULT_CONCURRENCY, Estimate, Plan, RunSummary
+from physgrade.judge.runner import DEFAULT_CONCURRENCY, Estimate, Plan, RunSummary, StopReason
 from physgrade.judge.scope import Scope
 from physgrade.project import Project
 from physgrade.selection import RESPONSE_FACETS, ResponseFilter, filter_choices
@@ -73,7 +73,7 @@ BASE_URL_VARIABLE = "ANTHROPIC_BASE_URL"
 BANNER = ("QLabel {{ background: {background}; color: {color}; border: 1px solid {color}; "
           "border-radius: 4px; padding: 8px 10px; }}")
 #: What a judge run stores: verdicts, and the judge as a rater.
-JUDGED = Changes.of(Kind.SCORES, Kind.RATERS)
+JUDGED = Changes.of(RecordKind.SCORES, RecordKind.RATERS)
 
 
 def run_judge(plan: Plan, prompts: Prompts, price: Price | None, concurrency: int,
@@ -411,7 +411,7 @@ class JudgeCallsDialog(QDialog):
         if reason is None:
             self.stopped.hide()
             return
-        colour, background = ((style.WARN, style.WARN_BACKGROUND) if reason == "cancelled"
+        colour, background = ((style.WARN, style.WARN_BACKGROUND) if reason == StopReason.CANCELLED
                               else (style.BAD, style.BAD_BACKGROUND))
         self.stopped.setStyleSheet(BANNER.format(color=colour, background=background))
         self.stopped.setText(text)
@@ -631,5 +631,5 @@ class RunJudgeDialog(JudgeCallsDialog):
         self._show_stopped(summary.stopped, (
             f"Stopped early: cancelled. The {count(summary.done + summary.failed, 'answer')} "
             "that arrived are stored; a new run picks up the rest."
-            if summary.stopped == "cancelled" else f"Stopped early: {summary.stopped}"))
+            if summary.stopped == StopReason.CANCELLED else f"Stopped early: {summary.stopped}"))
         fit_screen(self)  # as tall as the last run's card and banner, where the screen has room

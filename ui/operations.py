@@ -18,6 +18,7 @@ import os
 import sqlite3
 from collections import deque
 from dataclasses import dataclass
+from enum import Enum
 from functools import partial
 from pathlib import Path
 from typing import Any, Callable, TypeVar
@@ -49,8 +50,14 @@ REFUSALS = (ScoreError,)
 #: The most of a message a box shows, in characters and in lines: the rest is in its details.
 BOX_CHARACTERS = 800
 BOX_LINES = 16
-#: What became of one attempt at a write.
-SAVED, LOCKED, REFUSED = "saved", "locked", "refused"
+
+
+class WriteOutcome(Enum):
+    """What became of one attempt at a write."""
+
+    SAVED = "saved"      # committed; ``done`` and every page heard its changes
+    LOCKED = "locked"    # another program holds the project: keep the write and retry it
+    REFUSED = "refused"  # the user was told why it was not saved
 
 
 def explain(error: BaseException, project: Path | None = None) -> str:
@@ -163,31 +170,31 @@ class Operations(QObject):
             self._keep(pending)
             return False
         outcome = self._attempt(pending)
-        if outcome is LOCKED:
+        if outcome is WriteOutcome.LOCKED:
             self._keep(pending)
-        return outcome is SAVED
+        return outcome is WriteOutcome.SAVED
 
-    def _attempt(self, pending: _Pending) -> str:
-        """Run one write: :data:`SAVED` (then ``done`` and every page hear its changes),
-        :data:`LOCKED` (nothing said: the caller keeps it), or :data:`REFUSED` once the user
-        was told why (a refusal in the status bar, anything else in the one box)."""
+    def _attempt(self, pending: _Pending) -> WriteOutcome:
+        """Run one write: ``SAVED`` (then ``done`` and every page hear its changes), ``LOCKED``
+        (nothing said: the caller keeps it), or ``REFUSED`` once the user was told why (a
+        refusal in the status bar, anything else in the one box)."""
         assert self.project is not None
         try:
             self._check_file()
             changes = pending.write(self.project)
         except REFUSALS as exc:
             self.say(str(exc))
-            return REFUSED
+            return WriteOutcome.REFUSED
         except Exception as exc:  # every failure a user can meet: one message
             if failures.is_locked(exc):
-                return LOCKED
+                return WriteOutcome.LOCKED
             self.fail(f"Your {pending.what} was not saved", exc)
-            return REFUSED
+            return WriteOutcome.REFUSED
         if pending.done is not None:
             pending.done(changes)
         if changes:
             self.changed.emit(changes)
-        return SAVED
+        return WriteOutcome.SAVED
 
     def _check_file(self) -> None:
         """Refuse to write into a file that was deleted or replaced since it was opened (SQLite
@@ -215,10 +222,10 @@ class Operations(QObject):
         saved = 0
         while self._pending and self.project is not None:
             outcome = self._attempt(self._pending[0])
-            if outcome is LOCKED:
+            if outcome is WriteOutcome.LOCKED:
                 return
             self._pending.popleft()
-            saved += outcome is SAVED
+            saved += outcome is WriteOutcome.SAVED
         self._retry.stop()
         if saved:
             self.say(f"The project is free again: {saved} waiting change"

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from physgrade.changes import Changes, Kind
+from physgrade.changes import Changes, RecordKind
 from physgrade.project import Project
 from physgrade.queries import COUNTED, ProjectInfo, project_info
 from physgrade.raters import HUMAN, LLM, RULES
@@ -38,7 +38,7 @@ GRADER_COLUMNS = ["Grader", "Assigned", "Graded", "Remaining", "Progress", "Pace
                   "Graded without assignment"]
 PROGRESS_COLUMN, PACE_COLUMN = GRADER_COLUMNS.index("Progress"), GRADER_COLUMNS.index("Pace")
 #: What the graders section shows: it is read again when one of these changes.
-GRADER_KINDS = (Kind.SCORES, Kind.ASSIGNMENTS, Kind.RATERS)
+GRADER_KINDS = (RecordKind.SCORES, RecordKind.ASSIGNMENTS, RecordKind.RATERS)
 
 
 def share_text(part: int, whole: int, what: str, of: str = "responses") -> str:

@@ -16,7 +16,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QShowEvent
 from PySide6.QtWidgets import QLineEdit, QSplitter, QVBoxLayout, QWidget
 
-from physgrade.changes import Changes, Kind
+from physgrade.changes import Changes, RecordKind
 from physgrade.project import Project
 from physgrade.queries import QuestionRow, question_detail, question_rows
 from physgrade.tasks import Task
@@ -140,7 +140,7 @@ class QuestionTableModel(QAbstractTableModel):
 
 
 #: The changes that alter a question's row (its Bloom label, its counts of responses).
-ROW_KINDS = (Kind.QUESTIONS, Kind.RESPONSES, Kind.BLOOM, Kind.SCORES)
+ROW_KINDS = (RecordKind.QUESTIONS, RecordKind.RESPONSES, RecordKind.BLOOM, RecordKind.SCORES)
 
 
 class QuestionsPage(QSplitter):
@@ -213,7 +213,7 @@ class QuestionsPage(QSplitter):
         project = self.ops.project
         if project is None:
             return
-        if changes.touches(Kind.QUESTIONS):
+        if changes.touches(RecordKind.QUESTIONS):
             self.check_variants()
         current = self.current_id()
         if changes.touches(*ROW_KINDS):

@@ -29,10 +29,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from physgrade.changes import Changes, Kind
+from physgrade.changes import Changes, RecordKind
 from physgrade.judge.client import connect
 from physgrade.judge.pricing import known_models, price_for
 from physgrade.judge.prompts import Prompts
+from physgrade.judge.runner import StopReason
 from physgrade.project import Project
 from physgrade.raters import CONSENSUS
 from physgrade.refinement import refine
@@ -62,7 +63,7 @@ SETTINGS_WIDTH = 380
 #: The height the dialog takes where the screen has room for it, in pixels.
 PREFERRED_HEIGHT = 900
 #: What a refinement stores: its split and refined prompt, verdicts, and the new rater.
-REFINED = Changes.of(Kind.SCORES, Kind.RATERS, Kind.REFINEMENTS)
+REFINED = Changes.of(RecordKind.SCORES, RecordKind.RATERS, RecordKind.REFINEMENTS)
 #: The key of the background plan: a newer one supersedes it.
 PLANNING = "refine-plan"
 CONSENSUS_TITLE = "experts' consensus"
@@ -354,7 +355,7 @@ class RefineJudgeDialog(JudgeCallsDialog):
         stored = f"verdicts stored: {sum(run.done + run.failed for run in refined.runs):,}"
         self._show_stopped(refined.stopped, (
             f"Stopped early: cancelled. Nothing stored is lost ({stored}); running again asks "
-            "only for the rest." if refined.stopped == "cancelled" else
+            "only for the rest." if refined.stopped == StopReason.CANCELLED else
             f"Stopped early: {refined.stopped}\nNothing stored is lost ({stored}); running "
             "again asks only for the rest."))
         fit_screen(self)  # as tall as the banner, where the screen has room

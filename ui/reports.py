@@ -3,7 +3,7 @@
 The page only lays out a :class:`~physgrade.report.model.Report`: every number and every cell's
 text comes from the core. A change to the bar, or to what the report is computed from, is
 answered within about a second by a draft (every value, from the project's scores kept in a
-:class:`~physgrade.score_cache.ScoreCache`); the bootstrap intervals and the figures, most of a
+:class:`~physgrade.scoring.cache.ScoreCache`); the bootstrap intervals and the figures, most of a
 report's arithmetic, follow section by section (the one on show first), marked as pending until
 they come. All of it runs as background reads that a newer request cancels; only writing the
 report to disk is a long run of the operations (progress, Cancel).
@@ -41,13 +41,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from physgrade.changes import Changes, Kind
+from physgrade.changes import Changes, RecordKind
 from physgrade.estimation.sample import samples
 from physgrade.project import Project
 from physgrade.report.model import PENDING, Cell, Figure, Report, Section, Table, cell_parts, cell_text
 from physgrade.report.options import MIN_GRADES, ReportOptions
 from physgrade.report.writers import write_report
-from physgrade.score_cache import ScoreCache
+from physgrade.scoring.cache import ScoreCache
 from physgrade.selection import FILTER_FACETS, ResponseFilter, filter_choices
 from physgrade.stats.estimate import Estimate
 from physgrade.tasks import Task
@@ -103,10 +103,11 @@ SETTLE_MS = 150
 #: The key of the page's reads: any new draft supersedes all the work under way for the last.
 READ_KEY = "report"
 #: What a report is computed from: a change to any of it computes the report again.
-REPORTED = (Kind.SCORES, Kind.RATERS, Kind.REVIEWS, Kind.BLOOM, Kind.QUESTIONS, Kind.RESPONSES,
-            Kind.SAMPLES, Kind.ADJUDICATIONS, Kind.ESTIMATION, Kind.REFINEMENTS)
+REPORTED = (RecordKind.SCORES, RecordKind.RATERS, RecordKind.REVIEWS, RecordKind.BLOOM,
+            RecordKind.QUESTIONS, RecordKind.RESPONSES, RecordKind.SAMPLES,
+            RecordKind.ADJUDICATIONS, RecordKind.ESTIMATION, RecordKind.REFINEMENTS)
 #: What the bar's filter values, raters and estimation samples are read from.
-CHOICES = (Kind.RATERS, Kind.QUESTIONS, Kind.RESPONSES, Kind.ESTIMATION)
+CHOICES = (RecordKind.RATERS, RecordKind.QUESTIONS, RecordKind.RESPONSES, RecordKind.ESTIMATION)
 
 
 def draft_work(cache: ScoreCache, options: ReportOptions, project: Project, task: Task) -> Draft:

@@ -49,7 +49,7 @@ from PySide6.QtWidgets import (
 )
 from shiboken6 import isValid
 
-from physgrade.changes import Changes, Kind
+from physgrade.changes import Changes, RecordKind
 from physgrade.estimation.sample import samples
 from physgrade.grading import graders as known_graders
 from physgrade.project import Project, ProjectError
@@ -721,7 +721,7 @@ class ConflictsDialog(QDialog):
         self.ops.read(read_conflicts, while_open(self, self.show_conflicts), key=ConflictsDialog)
 
     def _changed(self, changes: Changes) -> None:
-        if changes.touches(Kind.CONFLICTS):
+        if changes.touches(RecordKind.CONFLICTS):
             self.refresh()
 
     def show_conflicts(self, conflicts: list[Conflict]) -> None:

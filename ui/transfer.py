@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from physgrade.exporter import export_kind
-from physgrade.formats import KINDS, parse_mapping
+from physgrade.formats import FILE_KINDS, parse_mapping
 from physgrade.importer import ImportResult, import_file
 from physgrade.project import Project
 from physgrade.tasks import Task
@@ -64,7 +64,7 @@ def export_from(request: ExportRequest, project: Project, task: Task) -> int:
 def guess_kind(file: Path) -> str | None:
     """The kind a file's name suggests (``responses.jsonl`` → responses), to save a click."""
     stem = file.stem.lower()
-    return next((kind for kind in sorted(KINDS, key=len, reverse=True) if kind in stem), None)
+    return next((kind for kind in sorted(FILE_KINDS, key=len, reverse=True) if kind in stem), None)
 
 
 class FileField(QWidget):
@@ -122,7 +122,7 @@ class TransferDialog(QDialog, Generic[Request]):
 
     def kind_combo(self) -> QComboBox:
         combo = QComboBox(self)
-        combo.addItems(KINDS)
+        combo.addItems(FILE_KINDS)
         return combo
 
     def request(self) -> Request:

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from physgrade import scores
-from physgrade.changes import Changes, Kind
+from physgrade.changes import Changes, RecordKind
 from physgrade.grading import Given, GradingItem, compare, grading_item
 from physgrade.pace import Pace
 from physgrade.project import Project
@@ -388,18 +388,18 @@ class GradingPage(QSplitter):
         """Re-read what a write changed of what the page shows; the grader keeps their place."""
         if self.project is None or self.grader is None:
             return
-        if changes.touches(Kind.QUESTIONS, Kind.RESPONSES):
+        if changes.touches(RecordKind.QUESTIONS, RecordKind.RESPONSES):
             self.hints.reset()  # reference answers or responses may differ: checks are stale
-        if changes.touches(Kind.QUESTIONS, Kind.RESPONSES, Kind.BLOOM, Kind.ASSIGNMENTS,
-                           Kind.ESTIMATION):
+        if changes.touches(RecordKind.QUESTIONS, RecordKind.RESPONSES, RecordKind.BLOOM,
+                           RecordKind.ASSIGNMENTS, RecordKind.ESTIMATION):
             current, criterion = self.item.response_id if self.item else None, self.panel.current
             self._show_queue(load_queue(self.project, self.grader), self.queue.model.filter,
                              current)
             if self.item is not None and self.item.response_id == current:
                 self.panel.set_current(criterion)
-        elif changes.touches(Kind.SCORES):
+        elif changes.touches(RecordKind.SCORES):
             self._rescore(changes.responses)
-        elif changes.touches(Kind.RUBRICS) and self.item is not None:
+        elif changes.touches(RecordKind.RUBRICS) and self.item is not None:
             self._reread_item()  # the level descriptions were reworded
 
     def stop(self) -> None:

@@ -12,6 +12,7 @@ not touch objects owned by the GUI thread.
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Any, Callable
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
@@ -32,6 +33,14 @@ class _Thread(QThread):
         self._body()
 
 
+class _Ending(Enum):
+    """How an operation on a worker ended: which signal delivers it."""
+
+    FINISHED = "finished"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
 class Worker(QObject):
     """One run of one operation on a background thread."""
 
@@ -47,7 +56,7 @@ class Worker(QObject):
         super().__init__(parent)
         self._operation = operation
         self._task = Task(self._report)
-        self._outcome: tuple[str, Any] = ("cancelled", None)
+        self._outcome: tuple[_Ending, Any] = (_Ending.CANCELLED, None)
         self._thread = _Thread(self._run, self)
         self._thread.finished.connect(self._deliver)
 
@@ -71,19 +80,19 @@ class Worker(QObject):
 
     def _run(self) -> None:
         try:
-            self._outcome = ("finished", self._operation(self._task))
+            self._outcome = (_Ending.FINISHED, self._operation(self._task))
         except Cancelled:
-            self._outcome = ("cancelled", None)
+            self._outcome = (_Ending.CANCELLED, None)
         except Exception as exc:  # any failure is the caller's to present, not a crash
-            self._outcome = ("failed", exc)
+            self._outcome = (_Ending.FAILED, exc)
 
     @Slot()
     def _deliver(self) -> None:
         self._thread.wait()  # finished is emitted just before the thread ends; let it end
-        kind, value = self._outcome
-        if kind == "finished":
+        ending, value = self._outcome
+        if ending is _Ending.FINISHED:
             self.finished.emit(value)
-        elif kind == "failed":
+        elif ending is _Ending.FAILED:
             self.failed.emit(value)
         else:
             self.cancelled.emit()

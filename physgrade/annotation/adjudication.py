@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from physgrade.changes import Changes, Kind
+from physgrade.changes import Changes, RecordKind
 from physgrade.project import Project
 
 #: Set the question's final label by the rule (a trigger keeps the imported one first).
@@ -41,7 +41,7 @@ def refresh(project: Project, question_ids: Iterable[str]) -> Changes:
     transaction when there is one (it never commits); unknown ids are ignored."""
     ids = list(dict.fromkeys(question_ids))
     project.conn.executemany(APPLY_RULE, [(qid,) for qid in ids])
-    return Changes.of(Kind.BLOOM, questions=ids)
+    return Changes.of(RecordKind.BLOOM, questions=ids)
 
 
 def source(project: Project, question_id: str) -> str | None:

@@ -1,7 +1,7 @@
 """Writing Bloom labels: an annotator's label of a question, and the adjudicated final label.
 
 Each write validates against the vocabularies of :mod:`physgrade.taxonomy`, commits at once and
-returns its :class:`~physgrade.changes.Changes` (:attr:`~physgrade.changes.Kind.BLOOM` for the
+returns its :class:`~physgrade.changes.Changes` (:attr:`~physgrade.changes.RecordKind.BLOOM` for the
 question). A question's final label (``questions.bloom_*``) follows in the same transaction, by
 the rule of :mod:`physgrade.annotation.adjudication` (applied by the schema's triggers).
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from physgrade.changes import Changes, Kind
+from physgrade.changes import Changes, RecordKind
 from physgrade.project import Project, ProjectError, now_iso
 from physgrade.raters import HUMAN, ensure_rater
 from physgrade.rubric import ScoreError
@@ -41,7 +41,7 @@ def set_bloom_label(project: Project, question_id: str, annotator: str, cognitiv
             "updated_at = excluded.updated_at, extra = coalesce(excluded.extra, bloom_labels.extra)",
             (question_id, annotator_id, cognitive, knowledge, now_iso(),
              json.dumps(extra, ensure_ascii=False) if extra else None))
-    return changes | Changes.of(Kind.BLOOM, questions=[question_id])
+    return changes | Changes.of(RecordKind.BLOOM, questions=[question_id])
 
 
 def set_bloom_final(project: Project, question_id: str, cognitive: str | None,
@@ -71,7 +71,7 @@ def set_bloom_final(project: Project, question_id: str, cognitive: str | None,
                 "cognitive = excluded.cognitive, knowledge = excluded.knowledge, "
                 "adjudicator = excluded.adjudicator, decided_at = excluded.decided_at",
                 (question_id, cognitive, knowledge, adjudicator.strip(), now_iso()))
-    return Changes.of(Kind.BLOOM, questions=[question_id])
+    return Changes.of(RecordKind.BLOOM, questions=[question_id])
 
 
 def bloom_adjudication(project: Project, question_id: str) -> tuple[str, str, str, str] | None:

@@ -88,6 +88,15 @@ def assessed(project: Project, settings: Settings) -> set[str]:
         (RATER, settings.label))}
 
 
+def stored_since(project: Project, label: str, since: str) -> int:
+    """How many checks under the settings ``label`` were stored at or after ``since`` (an ISO
+    time): a run commits every few hundred, and one that stops says how many it kept."""
+    return project.conn.execute(
+        "SELECT count(*) FROM assessments a JOIN raters t ON t.id = a.rater_id WHERE t.name = ? "
+        f"AND {is_kind(RULES, 't')} AND t.prompt_version = ? AND a.assessed_at >= ?",
+        (RATER, label, since)).fetchone()[0]
+
+
 def verify(project: Project, checker: Checker, task: Task | None = None,
            recheck: bool = False) -> Summary:
     """Check every response with a reference answer and store the results as the rules rater."""

@@ -6,13 +6,13 @@ padded tokens, so little work goes into padding. The execution providers are alw
 first accelerator that this build of ONNX Runtime carries and this machine can drive (CUDA with
 an NVIDIA driver; CoreML on macOS; DirectML on Windows with onnxruntime-directml), then the CPU.
 
-ONNX Runtime is only ever imported through :func:`runtime`, which switches its telemetry off.
+ONNX Runtime is only ever imported through :func:`~physgrade.dedup.onnx_runtime.runtime`, which
+switches its telemetry off.
 """
 
 from __future__ import annotations
 
 import ctypes.util
-import os
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Sequence
@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from physgrade.dedup.models import ModelFiles
+from physgrade.dedup.onnx_runtime import runtime
 from physgrade.tasks import Task
 
 if TYPE_CHECKING:
@@ -37,23 +38,6 @@ TOKEN_BUDGET = 1024
 MAX_BATCH = 64
 #: Texts tokenized at once.
 SLICE = 4096
-
-
-def runtime() -> ModuleType:
-    """The ``onnxruntime`` module, with its telemetry off: use it for every import of it.
-
-    Official builds (onnxruntime-gpu 1.31 on Linux among them) keep a device id and a queue of
-    usage events addressed to Microsoft in ``Microsoft/DeveloperTools/.onnxruntime`` under the
-    user's cache folder (``$XDG_CACHE_HOME``, else ``~/.cache``), written as soon as the library
-    loads; ``ORT_DISABLE_TELEMETRY`` set before that prevents it. Worker processes inherit the
-    variable. Should something else have loaded the library first, turning events off still
-    stops what would be queued.
-    """
-    os.environ["ORT_DISABLE_TELEMETRY"] = "1"
-    import onnxruntime
-
-    onnxruntime.disable_telemetry_events()
-    return onnxruntime
 
 
 def default_providers() -> list[str]:

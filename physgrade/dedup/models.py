@@ -31,6 +31,7 @@ from typing import Any, Callable, Iterator
 import platformdirs
 
 from physgrade.dedup.model_config import ModelError, read_json
+from physgrade.dedup.onnx_runtime import runtime
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 #: The package that carries the default model (found without importing it: importing it prints).
@@ -155,8 +156,6 @@ def _export(source: Path, target: Path) -> None:
 def _sentence_transformers_model(source: Path) -> Any:
     """The folder's transformer on sentence-transformers' ONNX backend (it imports torch), whose
     ``save_pretrained`` writes the ONNX file."""
-    from physgrade.dedup.engine import runtime
-
     if find_spec("sentence_transformers") is None:
         raise ModelError(f"{source}: only BERT models are exported without PyTorch; install "
                          "physgrade[export] to export this one")
@@ -180,8 +179,6 @@ def _sentence_transformers_model(source: Path) -> Any:
 
 def _quantized(onnx: Path, cache: Path, notify: Callable[[str], None]) -> Path:
     """An int8 copy of ``onnx`` (dynamic quantization of the weights, per channel)."""
-    from physgrade.dedup.engine import runtime
-
     runtime()  # telemetry off before the quantizer loads ONNX Runtime
     from onnxruntime.quantization import QuantType, quantize_dynamic
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
-from physgrade.changes import Changes, Kind
+from physgrade.changes import Changes, RecordKind
 from physgrade.dedup.texts import WITHIN, question_text
 from physgrade.project import Project, ProjectError, now_iso
 
@@ -98,7 +98,7 @@ def set_duplicate_decision(project: Project, pair_id: int, reviewer: str,
             "UPDATE duplicate_pairs SET decision = ?, decided_by = ?, decided_at = ? WHERE id = ?",
             (decision, reviewer if decision else None, now_iso() if decision else None, pair_id))
     source, a, b = row
-    return Changes.of(Kind.PAIRS, questions=[a, b] if source == WITHIN else [a])
+    return Changes.of(RecordKind.PAIRS, questions=[a, b] if source == WITHIN else [a])
 
 
 def labels(project: Project, source: str,

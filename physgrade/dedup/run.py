@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
-from physgrade.changes import NOTHING, Changes, Kind
+from physgrade.changes import NOTHING, Changes, RecordKind
 from physgrade.dedup import pairs, vectors
 from physgrade.dedup.audit import Pair, Result, Thresholds, compare
 from physgrade.dedup.engine import Embedder
@@ -27,7 +27,7 @@ class Audit:
     model: str
     provider: str
     result: Result
-    changes: Changes = Changes.of(Kind.PAIRS, Kind.EMBEDDINGS)
+    changes: Changes = Changes.of(RecordKind.PAIRS, RecordKind.EMBEDDINGS)
 
     def as_json(self) -> dict[str, object]:
         """The shape ``physgrade dedup --json`` prints."""
@@ -43,7 +43,7 @@ class Embedded(NamedTuple):
 
     @property
     def changes(self) -> Changes:
-        return Changes.of(Kind.EMBEDDINGS) if self.embedded else NOTHING
+        return Changes.of(RecordKind.EMBEDDINGS) if self.embedded else NOTHING
 
 
 def embed_project(project: Project, embedder: Embedder,

@@ -51,6 +51,20 @@ def embeddings(project: Project, embedder: Embedder, texts: Sequence[str],
     return np.stack([found[digest] for digest in hashes])
 
 
+def stored_count(project: Project, model_key: str) -> int:
+    """How many texts have a stored embedding from ``model_key``: a run that stops says how
+    many it added (they are kept)."""
+    return project.conn.execute("SELECT count(*) FROM embeddings WHERE model = ?",
+                                (model_key,)).fetchone()[0]
+
+
+def stored_hashes(project: Project, model_key: str) -> set[str]:
+    """The :func:`text_hash` of every text with a stored embedding from ``model_key``: those
+    a new run does not embed again."""
+    return {digest for (digest,) in project.conn.execute(
+        "SELECT text_hash FROM embeddings WHERE model = ?", (model_key,))}
+
+
 def stored(project: Project, model_key: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
     """The stored vectors of ``model_key`` among ``hashes``."""
     found: dict[str, np.ndarray] = {}

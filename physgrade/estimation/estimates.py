@@ -24,13 +24,13 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from physgrade import score_tables
 from physgrade.analyses import ALL_MODELS
 from physgrade.estimation import sample as samples
 from physgrade.estimation.sample import STRATIFIED, Drawn, EstimationSample
 from physgrade.project import Project
 from physgrade.raters import CONSENSUS, HUMAN_CONSENSUS, judge_label, reference_label
-from physgrade.score_tables import ScoreData
+from physgrade.scoring import tables as score_tables
+from physgrade.scoring.tables import ScoreData
 from physgrade.selection import ResponseFilter
 from physgrade.stats import ppi
 from physgrade.stats.estimate import Estimate

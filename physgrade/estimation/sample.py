@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
 
-from physgrade.changes import NOTHING, Changes, Kind
+from physgrade.changes import NOTHING, Changes, RecordKind
 from physgrade.files import write_whole
 from physgrade.formats import FormatError, id_field, read_file
 from physgrade.project import Project, ProjectError, now_iso
@@ -106,7 +106,7 @@ def draw(project: Project, name: str, size: int, seed: int,
         population = sum(len(ids) for ids in groups.values())
         sample_id = _store(project, name, method, seed, facets, population, None, drawn)
     return replace(_load(project, sample_id),
-                   changes=Changes.of(Kind.ESTIMATION, responses=[rid for rid, _, _ in drawn]))
+                   changes=Changes.of(RecordKind.ESTIMATION, responses=[rid for rid, _, _ in drawn]))
 
 
 def register(project: Project, name: str, path: str | Path) -> EstimationSample:
@@ -135,7 +135,7 @@ def register(project: Project, name: str, path: str | Path) -> EstimationSample:
         drawn = [(rid, ALL, probability) for rid in sorted(first_line)]
         sample_id = _store(project, name, HAND_PICKED, None, (), len(known), source.name, drawn)
     return replace(_load(project, sample_id),
-                   changes=Changes.of(Kind.ESTIMATION, responses=first_line))
+                   changes=Changes.of(RecordKind.ESTIMATION, responses=first_line))
 
 
 def samples(project: Project) -> list[EstimationSample]:

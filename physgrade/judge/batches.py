@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
-from physgrade.changes import NOTHING, Changes, Kind
+from physgrade.changes import NOTHING, Changes, RecordKind
 from physgrade.judge import versions
 from physgrade.judge.client import CallError, CredentialsError, Outcome, Reply, api_message, ask, checked
 from physgrade.judge.prompts import Prompts
@@ -65,7 +65,7 @@ class Submission:
 
     @property
     def changes(self) -> Changes:
-        return Changes.of(Kind.BATCHES) if self.ids else NOTHING
+        return Changes.of(RecordKind.BATCHES) if self.ids else NOTHING
 
 
 def submit(project: Project, client: "anthropic.Anthropic", plan: Plan, prompts: Prompts,
@@ -128,7 +128,7 @@ def collect(project: Project, client: "anthropic.Anthropic", prompts: Prompts,
         batch = _call(client.messages.batches.retrieve, bid)
         counts = batch.request_counts.model_dump()
         state = BatchState(bid, purpose, model, version, requests, status=batch.processing_status,
-                           counts=counts, ingested=False, changes=Changes.of(Kind.BATCHES))
+                           counts=counts, ingested=False, changes=Changes.of(RecordKind.BATCHES))
         with project.transaction():
             project.conn.execute("UPDATE judge_batches SET status = ?, counts = ?, ended_at = ? "
                                  "WHERE id = ?", (state.status, json.dumps(counts),
@@ -147,6 +147,13 @@ def batch_history(project: Project) -> list[BatchState]:
             in project.conn.execute(
                 "SELECT id, purpose, model, prompt_version, requests, status, counts, "
                 "ingested_at FROM judge_batches ORDER BY submitted_at")]
+
+
+def batch_items(project: Project, batch_id: str) -> set[str]:
+    """The ids of the items batch ``batch_id`` asked about: what an interrupted collect has
+    stored of it is counted against them."""
+    return {item for (item,) in project.conn.execute(
+        "SELECT item_id FROM judge_batch_items WHERE batch_id = ?", (batch_id,))}
 
 
 def _ingest(project: Project, client: "anthropic.Anthropic", prompts: Prompts,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Iterator
 
-from physgrade.changes import NOTHING, Changes, Kind
+from physgrade.changes import NOTHING, Changes, RecordKind
 from physgrade.dedup.texts import WITHIN, question_text
 from physgrade.judge.client import Outcome, Request
 from physgrade.judge.pricing import Price
@@ -102,4 +102,4 @@ def store(project: Project, model: str, version: str, pair_id: str,
             "label_rationale = ? WHERE id = ?",
             (found.label, model, version, found.rationale, int(pair_id)))
     source, a, b = row
-    return Changes.of(Kind.PAIRS, questions=[a, b] if source == WITHIN else [a])
+    return Changes.of(RecordKind.PAIRS, questions=[a, b] if source == WITHIN else [a])

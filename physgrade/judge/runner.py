@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, Iterator, TypeVar
 
 from physgrade.changes import NOTHING, Changes
@@ -29,6 +30,13 @@ DEFAULT_CONCURRENCY = 8
 STOP_AFTER_ERRORS = 10
 #: How many problems a summary lists.
 SHOWN_PROBLEMS = 5
+
+
+class StopReason(StrEnum):
+    """Why a run stopped early on the user's word (any other reason is the failure's text)."""
+
+    CANCELLED = "cancelled"      # the task was cancelled (the app's Cancel)
+    INTERRUPTED = "interrupted"  # Ctrl+C
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,7 +216,7 @@ def run(client: "anthropic.Anthropic", plan: Plan, jobs: Iterator[Job[T]],
                     summary.count(outcome)
                 task.report(summary.finished, total, f"asking {plan.model}")
             except Cancelled:
-                summary.stopped = summary.stopped or "cancelled"
+                summary.stopped = summary.stopped or StopReason.CANCELLED
             except KeyboardInterrupt:
-                summary.stopped = summary.stopped or "interrupted"
+                summary.stopped = summary.stopped or StopReason.INTERRUPTED
     return summary

@@ -19,12 +19,12 @@ from itertools import cycle
 import numpy as np
 import pandas as pd
 
-from physgrade import score_tables
 from physgrade.judge.prompts import Prompts
 from physgrade.project import Project
 from physgrade.raters import HUMAN_CONSENSUS, is_grader
 from physgrade.rubric import GRADED_RUBRICS, RUBRICS, Rubric, value_text
-from physgrade.score_tables import ScoreData
+from physgrade.scoring import tables as score_tables
+from physgrade.scoring.tables import ScoreData
 
 #: Responses longer than this (characters) are taken only when no shorter one shows the same
 #: correction: each example is sent with every request.

@@ -27,9 +27,9 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
-from physgrade import score_tables
 from physgrade.rubric import FINAL_ANSWER, GRADED_RUBRICS
-from physgrade.score_tables import ScoreData
+from physgrade.scoring import tables as score_tables
+from physgrade.scoring.tables import ScoreData
 from physgrade.stats.agreement import ac2_difference, gwet_ac2
 from physgrade.stats.describe import clustered_proportion, mean_difference, proportion
 from physgrade.stats.estimate import Estimate

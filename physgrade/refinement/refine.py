@@ -24,8 +24,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from physgrade import score_tables
-from physgrade.changes import NOTHING, Changes, Kind
+from physgrade.changes import NOTHING, Changes, RecordKind
 from physgrade.judge import verdicts, versions
 from physgrade.judge.pricing import Price
 from physgrade.judge.prompts import Prompts
@@ -39,7 +38,8 @@ from physgrade.refinement import split as splits
 from physgrade.refinement.examples import Disagreement, Example
 from physgrade.refinement.measures import Comparison, compare
 from physgrade.refinement.split import Split
-from physgrade.score_tables import ScoreData
+from physgrade.scoring import tables as score_tables
+from physgrade.scoring.tables import ScoreData
 from physgrade.selection import ResponseFilter
 from physgrade.tasks import Task
 from physgrade.wording import count
@@ -281,7 +281,7 @@ def save(project: Project, planned: RefinementPlan) -> tuple[RefinementPlan, Cha
              json.dumps(sorted(settings.criteria)), planned.before.model,
              planned.before.prompt_version, planned.after.prompt_version, now_iso()))
     return (dataclasses.replace(planned, split=split, refinement_id=int(cursor.lastrowid or 0)),
-            Changes.of(Kind.REFINEMENTS, responses=(), questions=()))
+            Changes.of(RecordKind.REFINEMENTS, responses=(), questions=()))
 
 
 def run(project: Project, client: "anthropic.Anthropic | None", planned: RefinementPlan,

@@ -1,7 +1,7 @@
 """The project report: human grades against judge verdicts, and the study's own analyses.
 
 :func:`build_report` narrows the project's scores to the report's filter (a selection of a
-:class:`~physgrade.score_store.ScoreStore`, read once), computes every number with
+:class:`~physgrade.scoring.store.ScoreStore`, read once), computes every number with
 :mod:`physgrade.stats` and :mod:`physgrade.analyses`, and returns a plain
 :class:`~physgrade.report.model.Report` that the writers and the app present.
 
@@ -22,20 +22,23 @@ import numpy as np
 import pandas as pd
 
 import physgrade
-from physgrade import analyses, score_tables
+from physgrade import analyses
 from physgrade.annotation import figures as bloom
-from physgrade.changes import Kind
+from physgrade.changes import RecordKind
 from physgrade.estimation import sample as samples
 from physgrade.project import Project
 from physgrade.raters import HUMAN_CONSENSUS
-from physgrade.readings import Readings
 from physgrade.report import corrected, folding, judge_cards, plots
+from physgrade.report.bloom_labels import bloom_section
+from physgrade.report.common import main_reference, paired, slug
 from physgrade.report.folding import NOBODY, FoldedRows, Folding
 from physgrade.report.model import PENDING, Cell, Figure, Report, Section, Table
 from physgrade.report.options import ReportOptions
 from physgrade.rubric import GRADED_RUBRICS, Criterion, Rubric
-from physgrade.score_store import ScoreStore
-from physgrade.score_tables import ScoreData
+from physgrade.scoring import tables as score_tables
+from physgrade.scoring.readings import Readings
+from physgrade.scoring.store import ScoreStore
+from physgrade.scoring.tables import ScoreData
 from physgrade.selection import ResponseFilter
 from physgrade.stats.agreement import (
     NO_RESAMPLES,
@@ -190,28 +193,7 @@ def criterion_section(data: ScoreData, options: ReportOptions, task: Task,
         figures, "1. Criteria")
 
 
-def main_reference(data: ScoreData) -> str | None:
-    """The people's grade that stands for them all: the consensus when several people graded
-    or an adjudicator decided, else the one grader (None when nobody did). The figures compare
-    judges with it, and the study's analyses use it unless told otherwise."""
-    if data.consensus_stands_apart():
-        return HUMAN_CONSENSUS
-    return data.graders[0] if data.graders else None
-
-
-def slug(text: str) -> str:
-    """``text`` as a table or figure name (letters, digits and ``_``): names after a judge."""
-    return "".join(ch if ch.isalnum() else "_" for ch in text).strip("_").lower()
-
-
 # -- 2. total score and 3. final answer -----------------------------------------------------------
-
-
-def paired(data: ScoreData, judge: str, reference: str, column: str) -> pd.DataFrame:
-    """``column`` of the responses both raters assessed completely, as reference / judge."""
-    return pd.concat({"reference": score_tables.sheet(data, reference)[column],
-                      "judge": score_tables.sheet(data, judge)[column]},
-                     axis=1, join="inner").dropna()
 
 
 def total_section(data: ScoreData, folded: Folding = NOBODY) -> Section:
@@ -504,12 +486,12 @@ def bloom_labels_section(labels: bloom.Labels, options: ReportOptions, number: i
     """The Bloom labels (:mod:`physgrade.annotation.figures`): people and models against each
     other, and the final labels' distribution. Only called when someone has labelled. Readers
     see the ``folded`` people as one (see :mod:`physgrade.report.folding`)."""
-    section = bloom.bloom_section(labels, number, options.filter)
+    section = bloom_section(labels, number, options.filter)
     assert section is not None  # build_report asks bloom.has_labels first
     if not folded.folded:
         return section
-    together = bloom.bloom_section(folding.labels_with_others(labels, folded), number,
-                                   folded.admitted(options.filter))
+    together = bloom_section(folding.labels_with_others(labels, folded), number,
+                             folded.admitted(options.filter))
     assert together is not None  # the same labels, some under another name
     shown = {table.name: table.rows for table in together.tables}
     return replace(section, tables=[
@@ -546,7 +528,7 @@ def build_report(project: Project, options: ReportOptions = ReportOptions(),
                  task: Task | None = None, *, store: ScoreStore | None = None,
                  readings: Readings | None = None) -> Report:
     """Compute the whole report (reads only; cancellable between steps): from ``store`` and
-    ``readings`` when given (kept by a :class:`~physgrade.score_cache.ScoreCache`: nothing is
+    ``readings`` when given (kept by a :class:`~physgrade.scoring.cache.ScoreCache`: nothing is
     read from the database again), else from the project as it is now."""
     return _report(project, options, task or Task(), store, readings, complete=True).report
 
@@ -606,13 +588,15 @@ def _report(project: Project, options: ReportOptions, task: Task, store: ScoreSt
 
 
 #: What each table a report reads besides the scores comes from: a change of any of these kinds
-#: reads it again (see :class:`~physgrade.readings.Readings`).
-READ_FROM: dict[Callable[[Project], object], tuple[Kind, ...]] = {
-    audit.read_reviews: (Kind.REVIEWS, Kind.SAMPLES, Kind.RATERS, Kind.SCORES, Kind.RESPONSES,
-                         Kind.QUESTIONS, Kind.BLOOM),
-    bloom.read_labels: (Kind.BLOOM, Kind.RATERS, Kind.QUESTIONS),
-    samples.read_samples: (Kind.ESTIMATION, Kind.RESPONSES, Kind.QUESTIONS, Kind.BLOOM),
-    judge_cards.read_versions: (Kind.RATERS, Kind.SCORES, Kind.REFINEMENTS)}
+#: reads it again (see :class:`~physgrade.scoring.readings.Readings`).
+READ_FROM: dict[Callable[[Project], object], tuple[RecordKind, ...]] = {
+    audit.read_reviews: (RecordKind.REVIEWS, RecordKind.SAMPLES, RecordKind.RATERS,
+                         RecordKind.SCORES, RecordKind.RESPONSES, RecordKind.QUESTIONS,
+                         RecordKind.BLOOM),
+    bloom.read_labels: (RecordKind.BLOOM, RecordKind.RATERS, RecordKind.QUESTIONS),
+    samples.read_samples: (RecordKind.ESTIMATION, RecordKind.RESPONSES, RecordKind.QUESTIONS,
+                           RecordKind.BLOOM),
+    judge_cards.read_versions: (RecordKind.RATERS, RecordKind.SCORES, RecordKind.REFINEMENTS)}
 
 
 def _steps(project: Project, readings: Readings, data: ScoreData, options: ReportOptions,

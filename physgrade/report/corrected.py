@@ -18,10 +18,10 @@ from physgrade.estimation import sample as samples
 from physgrade.estimation.estimates import MEASURES, Estimates
 from physgrade.estimation.sample import Drawn, EstimationSample
 from physgrade.raters import HUMAN_CONSENSUS
-from physgrade.report import build, plots
+from physgrade.report import common, plots
 from physgrade.report.model import Cell, Figure, Section, Table
 from physgrade.report.options import ReportOptions, language_model_judges
-from physgrade.score_tables import ScoreData
+from physgrade.scoring.tables import ScoreData
 from physgrade.stats.estimate import Estimate
 from physgrade.tasks import Task
 from physgrade.wording import sentence
@@ -43,7 +43,7 @@ def corrected_section(drawn: Sequence[Drawn], data: ScoreData, options: ReportOp
     says so first. None when the project has no such sample, or the report has no judge or no
     people's grades. A sample name the project does not have raises ProjectError."""
     judges = language_model_judges(data)
-    reference = build.main_reference(data)
+    reference = common.main_reference(data)
     chosen = _chosen_sample(drawn, options.sample)
     if not judges or reference is None or chosen is None:
         return None
@@ -91,7 +91,7 @@ def _intro(chosen: EstimationSample, reference: str, options: ReportOptions) -> 
 
 def _judge_tables(result: Estimates) -> tuple[list[Table], Figure]:
     """One judge's estimates and corrected differences, and its forest plot."""
-    name = build.slug(result.judge)
+    name = common.slug(result.judge)
     caveat = "" if result.sample.random else " (hand-picked sample, assumed random)"
     rows: list[tuple[Cell, ...]] = [
         (row.model, MEASURES[row.measure], row.judge_only, row.judge_only.n, row.experts_only,
@@ -127,7 +127,7 @@ def _forest(result: Estimates, table: str, caveat: str) -> Figure:
             [_interval(row.experts_only) for row in rows],
             [_interval(row.corrected_estimate()) for row in rows])))
     return Figure(
-        f"forest_{build.slug(result.judge)}", f"Forest plot: {result.judge}{caveat}",
+        f"forest_{common.slug(result.judge)}", f"Forest plot: {result.judge}{caveat}",
         partial(plots.forest, models, panels, "estimate (%)"),
         f"Per model and for {ALL_MODELS}: the judge alone (a point: it scores every response), "
         "the experts alone on the sample, and the judge corrected by them, each with its 95% "

@@ -21,12 +21,12 @@ from typing import Callable, Mapping, Sequence, TypeVar
 
 import numpy as np
 
-from physgrade import score_tables
 from physgrade.annotation import figures as bloom
 from physgrade.raters import HUMAN
 from physgrade.report.model import Cell, Table
-from physgrade.score_store import MISSING
-from physgrade.score_tables import ScoreData
+from physgrade.scoring import tables as score_tables
+from physgrade.scoring.store import MISSING
+from physgrade.scoring.tables import ScoreData
 from physgrade.selection import ResponseFilter
 from physgrade.validation import figures as audit
 from physgrade.wording import count

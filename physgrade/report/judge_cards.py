@@ -12,7 +12,7 @@ answers the questions a reader asks of a judge, each with its interval and n:
   latest refinement it took part in (:mod:`physgrade.refinement`);
 - and a plain verdict from :data:`CARD_VERDICTS`, given by named rules with their reasons.
 
-The experts are the report's main reference (:func:`physgrade.report.build.main_reference`).
+The experts are the report's main reference (:func:`physgrade.report.common.main_reference`).
 """
 
 from __future__ import annotations
@@ -25,16 +25,16 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from physgrade import score_tables
 from physgrade.project import Project
 from physgrade.raters import LLM, is_kind, rater_label
 from physgrade.refinement import refine
 from physgrade.refinement.refine import Refinement
-from physgrade.report import build, plots
+from physgrade.report import common, plots
 from physgrade.report.model import Cell, Figure, Section, Table
 from physgrade.report.options import language_model_judges
 from physgrade.rubric import GRADED_RUBRICS, Rubric
-from physgrade.score_tables import ScoreData
+from physgrade.scoring import tables as score_tables
+from physgrade.scoring.tables import ScoreData
 from physgrade.stats.describe import clustered_proportion, mean_difference, proportion, t95
 from physgrade.stats.estimate import Estimate
 from physgrade.stats.paired import bias, spearman
@@ -262,7 +262,7 @@ def stage_leniency(data: ScoreData, judge: str,
 def length_bias(data: ScoreData, judge: str, reference: str) -> LengthBias:
     """The score-share difference (judge − reference) of each response both assessed
     completely, regressed on log2 of its length in characters (empty responses left out)."""
-    both = build.paired(data, judge, reference, "score_pct")
+    both = common.paired(data, judge, reference, "score_pct")
     size = data.lengths.reindex(both.index).astype(float)
     keep = size.to_numpy() > 0
     chars = size.to_numpy()[keep]
@@ -296,7 +296,7 @@ def agreement(data: ScoreData, judge: str, reference: str, version: str,
                         join="inner")
     final = (proportion(int((answers["reference"] == answers["judge"]).sum()), len(answers))
              if len(answers) else Estimate.unavailable(0, "no final answer scored by both"))
-    both = build.paired(data, judge, reference, "score_pct")
+    both = common.paired(data, judge, reference, "score_pct")
     made_by = next((r for r in reversed(history) if r.after == judge), None)
     latest = next((r for r in reversed(history) if judge in (r.before, r.after)), None)
     same = same_values(data, judge, reference)
@@ -449,7 +449,7 @@ def judge_cards(versions: Versions, data: ScoreData, task: Task | None = None) -
     (none without a reference). A judge's versions are ordered by their first assessment, those
     scored without one first, then by version."""
     task = task or Task()
-    reference = build.main_reference(data)
+    reference = common.main_reference(data)
     judges = language_model_judges(data)
     if reference is None or not judges:
         return []
@@ -498,7 +498,7 @@ def judge_cards_section(versions: Versions, data: ScoreData, number: int,
         mine = next(v for v in card.versions if v.judge == card.judge)
         summary.append((card.judge, card.verdict, mine.graded_by_both, mine.final_answer,
                         mine.leniency))
-        name = _unique(f"judge_card_{build.slug(card.judge)}", used)
+        name = _unique(f"judge_card_{common.slug(card.judge)}", used)
         card_tables = _card_tables(card, name)
         tables += card_tables
         if card.length.slope.value is not None:

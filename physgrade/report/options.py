@@ -14,7 +14,7 @@ from physgrade.raters import LLM
 from physgrade.selection import ResponseFilter
 
 if TYPE_CHECKING:
-    from physgrade.score_tables import ScoreData
+    from physgrade.scoring.tables import ScoreData
 
 #: A person with fewer grades than this in a report is folded into one "others" row of its
 #: tables and left out of its per-rater figures (:mod:`physgrade.report.folding`). Ten: below

@@ -6,7 +6,7 @@ N/A never. An adjudicator (a named person, a role rather than a rater: they need
 then decides the final value of each disputed criterion. A decision is stored in
 ``score_adjudications`` (its history kept by the schema's triggers, see ``db/008_team.sql``)
 and is the human consensus of that criterion in every report
-(:func:`physgrade.score_tables.select`), whatever the graders gave. Every write of an
+(:func:`physgrade.scoring.tables.select`), whatever the graders gave. Every write of an
 adjudication is here.
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from physgrade.changes import NOTHING, Changes, Kind
+from physgrade.changes import NOTHING, Changes, RecordKind
 from physgrade.project import Project, ProjectError, now_iso
 from physgrade.raters import is_grader
 from physgrade.rubric import GRADED_RUBRICS, RUBRICS, rubric_for_kind
@@ -160,7 +160,7 @@ def decisions(project: Project, response_id: str) -> dict[str, Decision]:
 
 
 def _changes(response: Scored) -> Changes:
-    return Changes.of(Kind.ADJUDICATIONS, responses=[response.response_id],
+    return Changes.of(RecordKind.ADJUDICATIONS, responses=[response.response_id],
                       questions=[response.question_id])
 
 

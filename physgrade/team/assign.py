@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Mapping, Sequence
 
-from physgrade.changes import Changes, Kind
+from physgrade.changes import Changes, RecordKind
 from physgrade.estimation import sample as estimation_sample
 from physgrade.project import Project, ProjectError, now_iso
 from physgrade.queries import graded_sql
@@ -287,7 +287,7 @@ def apply(project: Project, plan: AssignmentPlan) -> Changes:
     """Store ``plan``'s assignments and the run that made them, in one transaction; refuses
     (writing nothing) if any of its responses has been assigned since the plan was made."""
     planned = {response for response, _ in plan.rows}
-    changes = Changes.of(Kind.ASSIGNMENTS, responses=planned)
+    changes = Changes.of(RecordKind.ASSIGNMENTS, responses=planned)
     conn = project.conn
     with project.transaction():
         taken = planned.intersection(r for (r,) in conn.execute(

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from physgrade.changes import NOTHING, Changes, Kind
+from physgrade.changes import NOTHING, Changes, RecordKind
 from physgrade.project import Project, ProjectError, migrations, now_iso
 from physgrade.raters import HUMAN, ensure_rater, is_person
 from physgrade.rubric import RUBRICS, ScoreError, value_text
@@ -373,11 +373,11 @@ def _merge_pack(project: Project, pack: _Read, task: Task) -> tuple[PackMerged, 
     applied = counts.get("apply", 0)
     if applied:
         _apply(project, pack, history_merged)
-        changes |= _touched(conn, "'apply'", Kind.SCORES)
+        changes |= _touched(conn, "'apply'", RecordKind.SCORES)
     conflicts = counts.get("conflict", 0)
     if conflicts:
         _record_conflicts(conn, pack_id)
-        changes |= _touched(conn, "'conflict'", Kind.CONFLICTS)
+        changes |= _touched(conn, "'conflict'", RecordKind.CONFLICTS)
     settled = _settle_outdated(conn, pack_id, name)
     changes |= settled
     agreed = applied + counts.get("agree", 0)
@@ -567,7 +567,7 @@ def _settle_outdated(conn: sqlite3.Connection, pack_id: str, name: str) -> Chang
         f"temp.merge_keys k WHERE {_key('merge_conflicts')}) THEN ? ELSE ? END, "
         f"resolved_by = ?, resolved_at = ? WHERE {outdated}",
         (KEEP_PACK, KEEP_PROJECT, f"merge of {name}", now_iso(), pack_id))
-    return Changes.of(Kind.CONFLICTS, responses=[r for r, _ in rows],
+    return Changes.of(RecordKind.CONFLICTS, responses=[r for r, _ in rows],
                       questions=[q for _, q in rows])
 
 
@@ -607,7 +607,7 @@ def _bring_history(conn: sqlite3.Connection, pack: _Read, history_merged: int) -
     return brought
 
 
-def _touched(conn: sqlite3.Connection, actions: str, kind: Kind) -> Changes:
+def _touched(conn: sqlite3.Connection, actions: str, kind: RecordKind) -> Changes:
     """``kind`` changed for the responses (and their questions) of keys with ``actions``."""
     rows = conn.execute(
         "SELECT DISTINCT k.response_id, r.question_id FROM temp.merge_keys k "
@@ -683,7 +683,7 @@ def resolve(project: Project, conflict_ids: Iterable[int], keep: str, by: str) -
             response = scored(project, conflict.response_id)
             if keep == KEEP_PACK and _keep_pack(project, response, conflict, rater, by):
                 changes |= response.changes()
-            changes |= Changes.of(Kind.CONFLICTS, responses=[response.response_id],
+            changes |= Changes.of(RecordKind.CONFLICTS, responses=[response.response_id],
                                   questions=[response.question_id])
             conn.execute("UPDATE merge_conflicts SET resolution = ?, resolved_by = ?, "
                          "resolved_at = ? WHERE id = ?", (keep, by, now_iso(), conflict_id))

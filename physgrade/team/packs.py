@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from physgrade.changes import NOTHING, Changes, Kind
+from physgrade.changes import NOTHING, Changes, RecordKind
 from physgrade.failures import explain, is_locked
 from physgrade.project import Project, ProjectError, now_iso
 from physgrade.raters import is_person, person_id
@@ -40,7 +40,7 @@ _SLUG_LENGTH = 60
 #: Steps of progress of one pack: copying the responses, the grades, recording the pack.
 _STEPS = 3
 #: The packs made: a change of the project's record of its packs alone.
-PACKS_MADE = Changes.of(Kind.PACKS, responses=(), questions=())
+PACKS_MADE = Changes.of(RecordKind.PACKS, responses=(), questions=())
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,7 @@ A reviewer gives each criterion of a judge's verdict an agreement (2 full, 1 par
 0 disagree) and labels the verdict as a whole correct, lenient (the judge under-penalises) or
 strict (it over-penalises). Both scales are defined here once; sessions, figures, reports and
 imports take them from here. Each write validates, commits at once and returns its
-:class:`~physgrade.changes.Changes` (:attr:`~physgrade.changes.Kind.REVIEWS` for the response).
+:class:`~physgrade.changes.Changes` (:attr:`~physgrade.changes.RecordKind.REVIEWS` for the response).
 
 A verdict labelled correct agrees fully with every criterion, so a reviewer's writes never
 contradict that: labelling a verdict correct while a criterion is marked partial or disagree is
@@ -15,7 +15,7 @@ dropped). Imported reviews are kept as recorded.
 
 from __future__ import annotations
 
-from physgrade.changes import Changes, Kind
+from physgrade.changes import Changes, RecordKind
 from physgrade.project import Project, ProjectError, now_iso
 from physgrade.raters import HUMAN, ensure_rater, is_person
 from physgrade.rubric import Rubric, ScoreError
@@ -135,7 +135,7 @@ def _check_all_agree(project: Project, reviewer_id: int, judge_id: int, rubric: 
 
 
 def _reviewed(response_id: str, question_id: str) -> Changes:
-    return Changes.of(Kind.REVIEWS, responses=[response_id], questions=[question_id])
+    return Changes.of(RecordKind.REVIEWS, responses=[response_id], questions=[question_id])
 
 
 def _reviewer_of(project: Project, reviewer: str, judge_id: int,

@@ -21,7 +21,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Sequence
 
-from physgrade.changes import NOTHING, Changes, Kind
+from physgrade.changes import NOTHING, Changes, RecordKind
 from physgrade.project import Project, ProjectError, now_iso
 from physgrade.raters import HUMAN, LLM, is_kind, rater_label
 from physgrade.rubric import RUBRICS, rubric_for_kind
@@ -108,7 +108,7 @@ def draw(project: Project, name: str, judges: Sequence[str], per_stratum: int, s
                          "VALUES (?, ?, ?)", [(sample_id, rid, s) for rid, s in drawn])
         blind.assign(conn, judge_ids)
     return replace(_load(project, sample_id), changes=Changes.of(
-        Kind.SAMPLES, responses=[rid for rid, _ in drawn]))
+        RecordKind.SAMPLES, responses=[rid for rid, _ in drawn]))
 
 
 #: The reviewed verdicts (judge, response) that no sample holds.
@@ -153,7 +153,7 @@ def take_imported(project: Project) -> Changes:
     """Gather the reviews no sample shows into the :data:`IMPORTED` sample, committed at once."""
     with project.transaction():
         added = gather_imported(project.conn)
-    return Changes.of(Kind.SAMPLES, responses=added) if added else NOTHING
+    return Changes.of(RecordKind.SAMPLES, responses=added) if added else NOTHING
 
 
 def samples(project: Project) -> list[Sample]:
@@ -173,6 +173,16 @@ def items(project: Project, sample_id: int) -> list[str]:
     return [rid for (rid,) in project.conn.execute(
         "SELECT response_id FROM review_sample_items WHERE sample_id = ? "
         "ORDER BY stratum, response_id", (sample_id,))]
+
+
+def next_name(project: Project) -> str:
+    """The first free name "sample N" (N counting from the number of samples): the name a
+    sample gets when its drawer gives none."""
+    taken = {name for (name,) in project.conn.execute("SELECT name FROM review_samples")}
+    number = len(taken) + 1
+    while f"sample {number}" in taken:
+        number += 1
+    return f"sample {number}"
 
 
 def _check_name_free(project: Project, name: str) -> None:

@@ -2,11 +2,11 @@
 
 The app computes a report again for every filter change and every grade given; reading the
 scores each time would cost seconds. A :class:`ScoreCache` reads them once
-(:class:`~physgrade.score_store.ScoreStore`) and hears every :class:`~physgrade.changes.Changes`
+(:class:`~physgrade.scoring.store.ScoreStore`) and hears every :class:`~physgrade.changes.Changes`
 the app broadcasts: the scores of the responses a change names are read again before the next
 report, and anything it cannot patch (new raters, responses, questions, Bloom levels) drops the
 store, so that no report is computed from a stale number. The small tables reports read besides
-the scores (:class:`~physgrade.readings.Readings`) are forgotten when what they come from
+the scores (:class:`~physgrade.scoring.readings.Readings`) are forgotten when what they come from
 changes.
 
 Changes are noted on the GUI thread and the store is used on workers: :meth:`ScoreCache.note`
@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import threading
 
-from physgrade.changes import Changes, Kind
+from physgrade.changes import Changes, RecordKind
 from physgrade.project import Project
-from physgrade.readings import Readings
-from physgrade.score_store import ScoreStore, StoreOutdated
+from physgrade.scoring.readings import Readings
+from physgrade.scoring.store import ScoreStore, StoreOutdated
 from physgrade.tasks import Task
 
 #: Changes that alter what the store holds besides scores: it is read again whole.
-REREAD = (Kind.RATERS, Kind.RESPONSES, Kind.QUESTIONS, Kind.BLOOM)
+REREAD = (RecordKind.RATERS, RecordKind.RESPONSES, RecordKind.QUESTIONS, RecordKind.BLOOM)
 
 
 class ScoreCache:
@@ -44,13 +44,13 @@ class ScoreCache:
         """Remember what ``changes`` touched, for the next :meth:`store` (quick: any thread)."""
         self.readings.forget(changes)
         with self._noting:
-            if changes.touches(*REREAD) or (changes.touches(Kind.SCORES)
+            if changes.touches(*REREAD) or (changes.touches(RecordKind.SCORES)
                                             and changes.responses is None):
                 self._whole = True
-            elif changes.touches(Kind.SCORES):
+            elif changes.touches(RecordKind.SCORES):
                 assert changes.responses is not None
                 self._changed |= changes.responses
-            if changes.touches(Kind.ADJUDICATIONS):
+            if changes.touches(RecordKind.ADJUDICATIONS):
                 self._decisions = True
 
     def store(self, project: Project, task: Task | None = None) -> ScoreStore:

@@ -4,7 +4,7 @@ Every number of a report comes from the scores of the responses and raters it co
 million on a study of the real size. Read through SQL and reshaped with pandas for each report,
 they cost seconds per filter change. A :class:`ScoreStore` reads them once into one small-integer
 array (criterion, response, rater) and a report's filter only picks rows and columns out of it
-(:func:`physgrade.score_tables.select`). :class:`~physgrade.score_cache.ScoreCache` keeps a store
+(:func:`physgrade.scoring.tables.select`). :class:`~physgrade.scoring.cache.ScoreCache` keeps a store
 while a project is open and re-reads the responses whose scores change.
 
 A store is never changed in place: :meth:`ScoreStore.updated` makes a new one, so that a report

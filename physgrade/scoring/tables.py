@@ -1,6 +1,6 @@
 """Scores as tables, for reports: who scored what, joined with what was scored.
 
-A report works on a *selection* of a :class:`~physgrade.score_store.ScoreStore`: the responses
+A report works on a *selection* of a :class:`~physgrade.scoring.store.ScoreStore`: the responses
 and raters its filter lets through (:func:`select`, arrays only: no database read). From there
 come the scores of one criterion side by side for every rater (what agreement is computed on)
 and a *sheet* per rater, with one row per response and the study's per-response measures
@@ -22,7 +22,7 @@ import pandas as pd
 from physgrade.project import Project
 from physgrade.raters import CONSENSUS_KIND, HUMAN, HUMAN_CONSENSUS
 from physgrade.rubric import FINAL_ANSWER, GRADED_RUBRICS, Rubric
-from physgrade.score_store import KEY_AT, KEYS, MISSING, NA, ScoreStore, consensus
+from physgrade.scoring.store import KEY_AT, KEYS, MISSING, NA, ScoreStore, consensus
 from physgrade.selection import RESPONSE_FACETS, ResponseFilter
 from physgrade.tasks import Task
 
@@ -39,8 +39,8 @@ class ScoreData:
     region. ``lengths``: their lengths in characters. ``judges`` and ``graders``: the raters
     with a score among them (labels, sorted); ``kinds``: every rater's kind, the consensus's
     :data:`~physgrade.raters.CONSENSUS_KIND`. ``ids``: the responses in id order, the rows of ``codes``
-    (criterion of :data:`~physgrade.score_store.KEYS` × response × rater of ``columns``: the
-    value, :data:`~physgrade.score_store.NA` or :data:`~physgrade.score_store.MISSING`).
+    (criterion of :data:`~physgrade.scoring.store.KEYS` × response × rater of ``columns``: the
+    value, :data:`~physgrade.scoring.store.NA` or :data:`~physgrade.scoring.store.MISSING`).
     ``adjudicated``: how many of the consensus values are an adjudicator's decisions.
 
     Each rater's :func:`sheet` is made once, on first use.
@@ -119,7 +119,7 @@ def load(project: Project, report_filter: ResponseFilter = ResponseFilter(),
 def select(store: ScoreStore, report_filter: ResponseFilter = ResponseFilter()) -> ScoreData:
     """The responses and raters of ``store`` that the filter lets through, and the people's
     consensus among them: an adjudicator's decision where there is one, else the majority
-    (:func:`~physgrade.score_store.consensus`). Adjudicators' decisions on the responses
+    (:func:`~physgrade.scoring.store.consensus`). Adjudicators' decisions on the responses
     covered stand whichever graders the filter lets through: a decision is the people's final
     value, even where nobody scored the criterion."""
     responses = store.responses

@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable, TypeVar
 
-from physgrade.changes import Changes, Kind
+from physgrade.changes import Changes, RecordKind
 from physgrade.project import Project
 
 T = TypeVar("T")
@@ -24,11 +24,11 @@ class Readings:
     was read from; a new ``Readings()`` reads afresh (the command line's one report)."""
 
     def __init__(self) -> None:
-        self._found: dict[Callable[[Project], Any], tuple[tuple[Kind, ...], Any]] = {}
+        self._found: dict[Callable[[Project], Any], tuple[tuple[RecordKind, ...], Any]] = {}
         self._generation = 0
         self._lock = threading.Lock()
 
-    def get(self, project: Project, read: Callable[[Project], T], read_from: tuple[Kind, ...]) -> T:
+    def get(self, project: Project, read: Callable[[Project], T], read_from: tuple[RecordKind, ...]) -> T:
         """What ``read(project)`` returns, read now (as of one moment) only if not kept;
         ``read_from``: the kinds of records it reads. Callable from any thread; a reading begun
         before a :meth:`forget` is used once, never kept."""
