@@ -33,6 +33,7 @@ class RecordKind(StrEnum):
     ADJUDICATIONS = "adjudications"  # adjudicators' final values of criteria
     ESTIMATION = "estimation"    # estimation samples (physgrade.estimation)
     REFINEMENTS = "refinements"  # judge refinements: splits, refined prompts (physgrade.refinement)
+    SETTINGS = "settings"        # the project's own settings (its answer tolerance)
 
 
 Ids = frozenset[str] | None

@@ -143,11 +143,16 @@ MODEL = (arg("--model", metavar="PATH",
              help="use an int8 copy of the model (faster on CPUs, slightly different scores)"))
 
 #: How final answers are compared.
-ANSWER = (arg("--rtol", type=float, default=0.02,
-              help="relative tolerance for numbers (default 0.02, i.e. 2%%)"),
+ANSWER = (arg("--rtol", type=float,
+              help="relative tolerance for numbers (default: the project's answer tolerance, "
+                   "which the judge prompt states too; 0.01, i.e. 1%%, unless set)"),
           arg("--mantissa", action="store_true",
               help="compare mantissas only, ignoring exponents, as UGPhysics does "
-                   "(lets order-of-magnitude errors pass; off by default)"))
+                   "(lets order-of-magnitude errors pass; off by default)"),
+          arg("--preset", choices=["ugphysics"],
+              help="a published benchmark's rules instead: ugphysics compares mantissas only at "
+                   "1e-2 and removes physical constants from expressions and equations, to "
+                   "reproduce UGPhysics' numbers (lets 3000 match 3.02e6; never the default)"))
 WORKERS = arg("--workers", type=int, default=os.cpu_count() or 1, metavar="N",
               help="checks run at once (default: one per core)")
 
@@ -460,10 +465,9 @@ def cmd_judge_status(args: argparse.Namespace) -> None:
 
     from physgrade.judge import batches
     from physgrade.judge.client import connect
-    from physgrade.judge.prompts import Prompts
 
-    prompts = Prompts.load(args.prompts)
     with Project.open(args.db) as project:
+        prompts = _prompts(args, project)
         if not batches.batch_history(project):
             print("no batches submitted from this project")
             return
@@ -550,17 +554,16 @@ def cmd_judge_refine(args: argparse.Namespace) -> None:
     from physgrade.judge import verdicts
     from physgrade.judge.client import connect
     from physgrade.judge.pricing import price_for
-    from physgrade.judge.prompts import Prompts
     from physgrade.judge.runner import StopReason
     from physgrade.refinement import refine
 
-    prompts = Prompts.load(args.prompts)
     price = price_for(args.model, args.price_in, args.price_out)
     criteria = tuple(key.strip() for key in (args.criteria or "").split(",") if key.strip())
     settings = refine.Settings(args.judge, args.model, args.reference, args.examples,
                                args.holdout, args.seed, criteria)
     say = sys.stderr if args.json else sys.stdout
     with Project.open(args.db) as project:
+        prompts = _prompts(args, project)
         with progress_task() as task:
             planned = refine.plan(project, settings, prompts, price, args.batch, task)
         print(planned.text(), file=say)
@@ -628,16 +631,15 @@ def _judge_run(args: argparse.Namespace, purpose: str, noun: str) -> None:
     # Imported here: the anthropic client is for judge runs only.
     from physgrade.judge.client import connect
     from physgrade.judge.pricing import price_for
-    from physgrade.judge.prompts import Prompts
     from physgrade.judge.purposes import PURPOSES
     from physgrade.judge.scope import Scope
     from physgrade.selection import ResponseFilter
 
-    prompts = Prompts.load(args.prompts)
     price = price_for(args.model, args.price_in, args.price_out)
     scope = Scope(ResponseFilter.parse(args.filter or []), args.limit,
                   getattr(args, "retry_failed", False))
     with Project.open(args.db) as project:
+        prompts = _prompts(args, project)
         plan = PURPOSES[purpose].plan(project, args.model, prompts, scope, price, args.batch)
         print(f"{noun} with {plan.text()}")
         if price is None:
@@ -750,9 +752,33 @@ def _collected_kept(project: Project, batch_ids: set[str], before: int) -> str |
 # -- final answers by rule ------------------------------------------------------------------
 
 
-def _answer_settings(args: argparse.Namespace):
+def _answer_settings(args: argparse.Namespace, project: Project | None = None):
+    """The rules' settings the options ask for: a preset as it is, or the defaults at
+    ``--rtol``, else at the project's answer tolerance (the default tolerance without one)."""
     from physgrade.answers import Settings
-    return Settings(rtol=args.rtol, mantissa=args.mantissa)
+    from physgrade.answers.outcome import DEFAULT_RTOL, PRESETS
+    from physgrade.answers.tolerance import answer_tolerance
+
+    if args.preset:
+        if args.rtol is not None or args.mantissa:
+            raise CommandError(f"--preset {args.preset} sets the tolerance and the mantissa "
+                               "mode itself: leave out --rtol and --mantissa")
+        return PRESETS[args.preset]
+    rtol = args.rtol
+    if rtol is None:
+        rtol = answer_tolerance(project) if project is not None else DEFAULT_RTOL
+    try:
+        return Settings(rtol=rtol, mantissa=args.mantissa)
+    except ValueError as exc:
+        raise CommandError(f"--rtol: {exc}") from None
+
+
+def _prompts(args: argparse.Namespace, project: Project):
+    """The judge prompts of ``--prompts``, stating the project's answer tolerance."""
+    from physgrade.answers.tolerance import answer_tolerance
+    from physgrade.judge.prompts import Prompts
+
+    return Prompts.load(args.prompts, answer_tolerance(project))
 
 
 @command("check-answer", "check one final answer against a reference by rule",
@@ -852,7 +878,7 @@ def cmd_verify(args: argparse.Namespace) -> None:
 
     started = now_iso()
     with Project.open(args.db) as project, \
-            Checker(_answer_settings(args), workers=args.workers) as checker:
+            Checker(_answer_settings(args, project), workers=args.workers) as checker:
         label = checker.settings.label
         rater = f"the rater {verify.RATER}" + (f" [{label}]" if label else "")
         with telling_what_is_kept(lambda: _checks_kept(project, label, started, rater,
@@ -990,12 +1016,13 @@ def cmd_dedup(args: argparse.Namespace) -> None:
 def _judge_pairs(args: argparse.Namespace, project: Project, source: str, say: IO[str],
                  audited: str) -> None:
     """Stage 3: ask ``--judge`` about every pair of ``source`` it has not labelled yet."""
+    from physgrade.answers.tolerance import answer_tolerance
     from physgrade.judge import duplicates
     from physgrade.judge.client import connect
     from physgrade.judge.pricing import price_for
     from physgrade.judge.prompts import Prompts
 
-    prompts = Prompts.load(args.prompts)
+    prompts = Prompts.load(args.prompts, answer_tolerance(project))
     price = price_for(args.judge, args.price_in, args.price_out)
     plan = duplicates.plan(project, args.judge, prompts, price=price, source=source)
     print(f"judging pairs with {plan.text()}", file=say)

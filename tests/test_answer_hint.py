@@ -174,7 +174,7 @@ def test_each_response_shows_its_own_result_never_a_stale_one(qtbot, graded: Pro
         gated.gate.set()
     assert shown.args == ["r-4"]
     line = hint_of(window).line
-    assert line == "Rules: ✗ not equivalent — 15.2 m/s vs 10.0 m/s: 52% off, more than 2%"
+    assert line == "Rules: ✗ not equivalent — 15.2 m/s vs 10.0 m/s: 52% off, more than 1%"
     assert seen == [("r-4", "15.2 m/s")]  # r-1's result came back first and was not shown
     assert set(hints.checks) == {"r-1", "r-4"}  # r-3 was skipped over, r-1 kept for later
 
@@ -336,7 +336,7 @@ def test_the_hint_waits_for_the_graders_own_ans_score_when_asked(qtbot, graded: 
     assert human_scores(graded.path, "r-4")["ANS"] == 0
     qtbot.waitUntil(lambda: "checking" not in hint.line and "hidden" not in hint.line,
                     timeout=WAIT_MS)
-    assert hint.line == "Rules: ✗ not equivalent — 15.2 m/s vs 10.0 m/s: 52% off, more than 2%"
+    assert hint.line == "Rules: ✗ not equivalent — 15.2 m/s vs 10.0 m/s: 52% off, more than 1%"
     assert made == [1]
 
     preferences.HINT_AFTER_ANSWER.set(False)   # off again: every response shows its hint at once

@@ -22,8 +22,13 @@ UP = Outcome.UNPARSEABLE
 NC = Outcome.NOT_CHECKED
 
 
+#: The tolerance these cases were written for (the rules' default before it became the project's
+#: answer tolerance, 1% unless set: :data:`physgrade.answers.outcome.DEFAULT_RTOL`).
+AT_TWO_PERCENT = Settings(rtol=0.02)
+
+
 def verdict(gold: str, pred: str, outcome: Outcome, *words: str, answer_type: str | None = None,
-            unit: str | None = None, settings: Settings = Settings()) -> Check:
+            unit: str | None = None, settings: Settings = AT_TWO_PERCENT) -> Check:
     """Run one check and assert its outcome and that every word appears in its reason."""
     result = check(gold, pred, answer_type, unit, settings)
     assert result.outcome == outcome, result
@@ -46,14 +51,21 @@ def bug(reason: str):
     ("15.0 m/s", "14.5 m/s", NE, ["more than 2%"]),
     ("15.0 m/s", "15.0 m/s", EQ, ["equal"]),
 ])
-def test_default_tolerance_is_two_percent(gold, pred, outcome, words):
+def test_two_percent_tolerance(gold, pred, outcome, words):
     """Within 2% of the reference passes, beyond it fails, and the reason gives the percentage."""
     verdict(gold, pred, outcome, *words)
+
+
+def test_default_tolerance_is_one_percent_as_the_judge_prompt_states():
+    """The default is the judge prompt's 1%: 1.3% off passes at 2% but not by default."""
+    verdict("15.0 m/s", "15.1 m/s", EQ, "within 1%", settings=Settings())
+    verdict("15.0 m/s", "15.2 m/s", NE, "1.3% off", "more than 1%", settings=Settings())
 
 
 def test_custom_rtol_widens_and_names_the_tolerance():
     """Settings.rtol replaces the 2%: 4% off fails by default, passes at 5%, 6% fails at 5%."""
     verdict("10", "10.4", NE, "more than 2%")
+    verdict("10", "10.4", NE, "more than 1%", settings=Settings())
     verdict("10", "10.4", EQ, "4% within 5%", settings=Settings(rtol=0.05))
     verdict("10", "10.6", NE, "6% off", "more than 5%", settings=Settings(rtol=0.05))
     verdict("10", "10.1", NE, "more than 0.5%", settings=Settings(rtol=0.005))
@@ -65,7 +77,7 @@ def test_settings_refuse_a_tolerance_outside_zero_to_one():
         Settings(rtol=1.0)
     with pytest.raises(ValueError, match="relative tolerance"):
         Settings(rtol=-0.1)
-    assert Settings().label == ""
+    assert Settings().label == "" and AT_TWO_PERCENT.label == "rtol 0.02"
     assert Settings(rtol=0.05, mantissa=True).label == "rtol 0.05, mantissa"
 
 
@@ -121,7 +133,8 @@ def test_mantissa_mode_is_off_by_default_and_accepts_a_power_of_ten_when_on():
     are three orders of magnitude apart."""
     verdict("55", "0.055", NE, "more than 2%")
     verdict("55", "0.055", EQ, "mantissas only", settings=Settings(mantissa=True))
-    verdict("55", "0.060", NE, "mantissas only", "more than 2%", settings=Settings(mantissa=True))
+    verdict("55", "0.060", NE, "mantissas only", "more than 2%",
+            settings=Settings(rtol=0.02, mantissa=True))
 
 
 # -- numbers: units ---------------------------------------------------------------------------
@@ -924,3 +937,78 @@ def test_the_last_of_several_quantities_is_not_a_sure_mismatch():
     verdict("10 m/s", text.format("10 m/s"), EQ, "10 m/s vs 10 m/s")
     verdict("10 m/s", "The speed is 12 m/s.", NE, "20% off")
     verdict(DISPLACEMENT, "Final Answer: 130 m bearing 067.4°", NC, "picked out of running text")
+
+
+# -- the rule stage mended: gold answers it misread ---------------------------------------------
+
+def test_boxed_and_unboxed_compounds_of_basis_vectors_read_alike():
+    gold = r"\boxed{v B \mathbf{e}_{z}, B \mathbf{e}_{y}}"
+    verdict(gold, r"v B \mathbf{e}_{z}, B \mathbf{e}_{y}", EQ)
+    verdict(r"v B \mathbf{e}_{z}, B \mathbf{e}_{y}", r"\boxed{v B \hat{e}_{z}, B \vec{e}_y}", EQ)
+    verdict(r"\frac{\mu_0 I}{2\pi r}\vec{e}_\theta, 0", r"\frac{\mu_0 I}{2\pi r} \vec{e}_{\theta}, 0", EQ)
+    verdict(gold, r"v B \mathbf{e}_{y}, B \mathbf{e}_{z}", NE)  # the directions swapped
+    assert extract.without_markdown(r"\mathbf{e}_{z}, B \mathbf{e}_{y}") == \
+        r"\mathbf{e}_{z}, B \mathbf{e}_{y}"
+    assert extract.without_markdown("an _emphasised_ word") == "an emphasised word"
+
+
+@pytest.mark.parametrize("gold, pred", [
+    (r"\frac{\hbar}{mc}", r"\hbar/mc"), (r"\frac{E}{cB}", "E/cB"), (r"\hbar/mc", r"\frac{\hbar}{mc}"),
+    (r"\frac{\hbar^2}{2m}", r"\hbar^2/2m"), (r"\frac{\mu_0 I}{2\pi r}", r"\mu_0 I/2\pi r"),
+    (r"\frac{1}{2} m v^2", "1/2 m v^2"), (r"\frac{1}{2} g t^2", "g/2 t^2"),
+    (r"\frac{\hbar}{m} c", r"\hbar/m \cdot c"), (r"\frac{\hbar}{m} c", r"\hbar/m * c"),
+    (r"\frac{a+b}{c+d} x", "(a+b)/(c+d) x")])
+def test_a_slash_takes_the_juxtaposed_product_after_it(gold, pred):
+    verdict(gold, pred, EQ)
+
+
+def test_a_slash_read_two_ways_is_not_checked_where_the_readings_differ():
+    verdict(r"\frac{1}{2} m v^2", "1/2mv^2", NC, "reads two ways", "1/(2*m*v**2)", "m*v**2/2")
+    verdict(r"\frac{1}{2 m v^2}", "1/2mv^2", NC, "reads two ways")
+    verdict(r"\frac{v}{c}\sin\theta", r"v/c \sin\theta", NC, "reads two ways")
+    verdict("0.159", r"1/2\pi", NC, "reads two ways")
+    verdict(r"1/2\pi", "0.159", NC, "the reference's")
+    verdict(r"\frac{1}{2} m^2 v^2", "1/2mv^2", NE)  # wrong under both readings
+    relation = expr.parse("1/2mv^2")
+    assert relation.ambiguity == "1/2mv^2" and relation.alternative is not None
+    assert expr.parse(r"\hbar/mc").alternative is None
+
+
+def test_a_slash_reading_keeps_real_differences():
+    verdict(r"\hbar/mc", r"\hbar m/c", NE)
+    verdict(r"\frac{E}{cB}", r"E c/B", NE)
+    verdict(r"\frac{\hbar}{mc}", r"\hbar/m \cdot c", NE)
+
+
+@pytest.mark.parametrize("gold, pred", [
+    (r"\prod_{i=1}^{n} x_i", r"\prod_{j=1}^n x_j"), (r"\prod_{k=1}^{N} k", "N!"),
+    (r"\sum_{k=1}^{N} k", r"\frac{N(N+1)}{2}"),
+    (r"\prod_{i=1}^{N}\frac{1}{1-e^{-\beta\hbar\omega_i}}",
+     r"\prod_{j=1}^{N}\left(1-e^{-\beta\hbar\omega_j}\right)^{-1}"),
+    (r"L^{*}", r"L^*"), (r"L^{\ast}_{1}", r"L_1^*"), (r"x^{\prime}_1", "x_1'"),
+    (r"\dot{y}_{1}", r"\dot{y_1}"), (r"\dot{y}_{1}", r"\dot y_1"),
+    (r"\widetilde{L}", r"\tilde L"), (r"\widetilde{L}", r"\widetilde{L}"),
+    (r"1^{\prime} 42^{\prime\prime}", "1′42″"), (r"1^{\prime} 42^{\prime\prime}", r"0.02833^\circ"),
+    (r"3^\circ 5'", r"3.0833^{\circ}"),
+    (r"B(r)=\frac{\mu_0 I}{2\pi r} \mathbf{e}_\theta, 0", r"\frac{\mu_0 I}{2\pi r} \mathbf{e}_\theta, 0"),
+    (r"B(r)=\frac{\mu_0 I}{2\pi r} \mathbf{e}_\theta, 0", r"B(r)=\frac{\mu_0 I}{2\pi r}\mathbf{e}_\theta, 0"),
+    (r"B(r)=\frac{\mu_0 I}{2\pi r} \mathbf{e}_\theta, 0", r"B=\frac{\mu_0 I}{2\pi r}\mathbf{e}_\theta, 0"),
+])
+def test_references_once_unreadable_are_read(gold, pred):
+    verdict(gold, pred, EQ)
+
+
+@pytest.mark.parametrize("gold, pred", [
+    (r"\prod_{i=1}^{n} x_i", r"\prod_{i=1}^{n} x_i^2"), (r"\sum_{k=1}^{N} k", r"\frac{N(N-1)}{2}"),
+    (r"L^{*}", "L"), (r"\dot{y}_{1}", "y_1"), (r"x^{\prime}", "x"),
+    (r"1^{\prime} 42^{\prime\prime}", r"1^{\prime} 24^{\prime\prime}"),
+    (r"1^{\prime} 42^{\prime\prime}", r"1.7^{\circ}"),
+    (r"B(r)=\frac{\mu_0 I}{2\pi r} \mathbf{e}_\theta, 0", r"\frac{\mu_0 I}{4\pi r} \mathbf{e}_\theta, 0"),
+])
+def test_references_once_unreadable_still_tell_differences(gold, pred):
+    verdict(gold, pred, NE)
+
+
+def test_arc_minutes_and_seconds_are_cleaned_to_degrees():
+    assert latex.clean(r"1^{\prime} 42^{\prime\prime}") == r"(1/60 + 42/3600)^{\circ}"
+    assert latex.clean("x_1'") == "x_1'" and latex.clean("v'") == "v'"

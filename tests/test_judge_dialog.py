@@ -3,6 +3,7 @@ the real anthropic client against the loopback fake API, cancelling, refused key
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from PySide6.QtWidgets import QLabel, QMessageBox  # noqa: E402
 
 from conftest import TEST_KEY, shot, wait_for  # noqa: E402
 from fake_anthropic import FakeAnthropic, Fault  # noqa: E402
+from physgrade.answers.tolerance import set_answer_tolerance  # noqa: E402
 from physgrade.judge import verdicts  # noqa: E402
 from physgrade.judge.pricing import known_models  # noqa: E402
 from physgrade.judge.prompts import Prompts  # noqa: E402
@@ -117,6 +119,18 @@ def test_the_estimate_is_the_cores_plan_and_follows_the_scope(
     settle(dialog, qtbot)
     assert not dialog.run_button.isEnabled()
     assert "model" in dialog.estimate_note.text()
+
+
+def test_the_dialogs_prompt_states_the_projects_answer_tolerance(
+        window: MainWindow, qtbot, monkeypatch) -> None:
+    """The rules and the judge cannot disagree by construction: the prompt the dialog runs says
+    the tolerance the project's rules check with."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_KEY)
+    assert window.ops.write(partial(set_answer_tolerance, rtol=0.03))
+    dialog = opened(window, qtbot)
+    assert dialog.prompts is not None
+    assert "within 3 percent of it" in dialog.prompts.texts["prefs_criteria.md"]
+    assert "1 percent" not in dialog.prompts.texts["prefs_criteria.md"]
 
 
 def test_a_run_stores_verdicts_shows_what_it_did_and_refreshes_the_window(

@@ -17,6 +17,7 @@ from PySide6.QtCore import QRect, QSettings, Qt  # noqa: E402
 from PySide6.QtWidgets import QDialogButtonBox, QLineEdit  # noqa: E402
 
 from conftest import grading_window, response, write_jsonl  # noqa: E402
+from physgrade.answers.tolerance import answer_tolerance  # noqa: E402
 from physgrade.importer import import_file  # noqa: E402
 from physgrade.judge import credentials  # noqa: E402
 from physgrade.project import Project  # noqa: E402
@@ -77,7 +78,7 @@ def test_each_setting_shows_its_value_and_save_keeps_it_where_the_app_reads_it(
     credentials.remember("sk-ant-to-forget")
     dialog = opened(window, qtbot)
     assert dialog.grader is not None and dialog.grader.currentText() == "expert-1"
-    assert dialog.tolerance.text() == "2%"
+    assert dialog.tolerance.text() == "1%"  # the project's answer tolerance
     assert (dialog.jaccard.text(), dialog.cosine.text()) == ("0.4", "0.78")
     assert dialog.model.edit.text() == "" and "all-MiniLM-L6-v2" in dialog.model.edit.placeholderText()
     assert dialog.judge_model.currentText() == "claude-haiku-4-5"
@@ -98,7 +99,8 @@ def test_each_setting_shows_its_value_and_save_keeps_it_where_the_app_reads_it(
 
     assert grader.chosen_for(demo) == "ana" and window.pages.person == "ana"
     assert window.windowTitle().endswith("— ana")
-    assert preferences.ANSWER_TOLERANCE.get() == pytest.approx(0.05)
+    with Project.open(demo) as project:  # the project's, which the judge prompt states too
+        assert answer_tolerance(project) == pytest.approx(0.05)
     assert preferences.JUDGE_MODEL.get() == "claude-sonnet-4-5"
     request = remembered_request()
     assert request is not None and request.against is None
@@ -135,7 +137,7 @@ def test_the_answer_hint_checks_under_the_saved_tolerance(qtbot, loaded: Project
         qtbot.waitUntil(lambda: hint.line not in ("Rules: checking…", ""), timeout=WAIT_MS)
         return hint.line
 
-    assert hint_for("r-4") == "Rules: ✗ not equivalent — 10.4 m/s vs 10.0 m/s: 4% off, more than 2%"
+    assert hint_for("r-4") == "Rules: ✗ not equivalent — 10.4 m/s vs 10.0 m/s: 4% off, more than 1%"
     dialog = opened(window, qtbot)
     retype(qtbot, dialog.tolerance, "5")
     press(qtbot, dialog, QDialogButtonBox.StandardButton.Ok)

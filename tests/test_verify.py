@@ -86,9 +86,9 @@ def test_unreadable_answers_are_kept_without_a_score(project: Project, tmp_path:
 
 
 def test_check_answer_prints_one_json_object(capsys) -> None:
-    assert main(["check-answer", "--gold", "15.0 m/s", "--pred", "15.2 m/s", "--json"]) == 0
+    assert main(["check-answer", "--gold", "15.0 m/s", "--pred", "15.1 m/s", "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == {
-        "outcome": "equivalent", "reason": "15.2 m/s vs 15.0 m/s: 1.3% within 2%"}
+        "outcome": "equivalent", "reason": "15.1 m/s vs 15.0 m/s: 0.67% within 1%"}
     assert main(["check-answer", "--gold", "15.0", "--unit", "m/s", "--pred", "15.6 m/s",
                  "--rtol", "0.05"]) == 0
     assert capsys.readouterr().out.startswith("equivalent: ")
@@ -182,3 +182,28 @@ def test_a_check_the_rules_cannot_decide_is_kept_without_a_score(loaded: Project
     assert main(["check-answer", "--gold", "130 m, 22.6° north of east",
                  "--pred", "130 m at 67.4° east of north", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["outcome"] == "equivalent"
+
+
+def test_the_ugphysics_preset_is_its_own_rater_and_the_project_tolerance_the_default(
+        loaded: Project, capsys) -> None:
+    """``--preset ugphysics`` stores as ``rules [ugphysics]``; without --rtol, verify checks
+    at the project's answer tolerance (1.5% off: wrong at 1%, right once the project says 2%);
+    the preset lets a hundredfold error pass, as UGPhysics' rules do."""
+    from physgrade.answers.tolerance import set_answer_tolerance
+
+    import_file(loaded, write_jsonl(loaded.path.parent / "more.jsonl", [
+        response("r-4", text="Final Answer: 10.15 m/s"),
+        response("r-5", text="Final Answer: 1005 m/s")]), "responses")
+    assert main(["verify", str(loaded.path), "--preset", "ugphysics"]) == 0
+    assert "rules [ugphysics]" in capsys.readouterr().out
+    assert main(["verify", str(loaded.path)]) == 0
+    with Project.open(loaded.path) as project:
+        assert dict(project.conn.execute(REFERENCE_RATER, ("ugphysics",)).fetchall())["r-5"] == 2
+        assert dict(project.conn.execute(REFERENCE_RATER, ("",)).fetchall())["r-5"] == 0
+        assert dict(project.conn.execute(REFERENCE_RATER, ("",)).fetchall())["r-4"] == 0
+        set_answer_tolerance(project, 0.02)
+    assert main(["verify", str(loaded.path)]) == 0
+    assert "rules [rtol 0.02]" in capsys.readouterr().out
+    with Project.open(loaded.path) as project:
+        assert dict(project.conn.execute(REFERENCE_RATER, ("rtol 0.02",)).fetchall())["r-4"] == 2
+    assert main(["verify", str(loaded.path), "--preset", "ugphysics", "--rtol", "0.05"]) == 1

@@ -22,6 +22,7 @@ from functools import partial
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
 
+from physgrade.answers import tolerance
 from physgrade.answers.outcome import Check, Outcome, Settings
 from physgrade.answers.sandbox import Checker, Request
 from physgrade.answers.verify import request_for, stored
@@ -144,7 +145,7 @@ class AnswerHints(QObject):
         self.ops = ops
         self.view = AnswerHint()
         self.checker: Checker | None = None  # made on the worker thread at first use
-        #: the rules' settings, as the preference has them (the checks known were made under them)
+        #: the rules' settings, at the project's tolerance (the checks known were made under them)
         self.settings = Settings()
         self.worker: Worker | None = None  # the check under way (a read the operations run)
         self.checks: dict[str, Check] = {}  # live checks of this project session, by response
@@ -161,7 +162,7 @@ class AnswerHints(QObject):
         grader has not scored shows only that the hint is hidden, and starts no check (nor shows
         one that comes back meanwhile); the page calls this again after every score.
         """
-        self._follow_preference()
+        self._follow_project(project)
         key = (self._session, item.response_id)
         self._current = key
         gold = item.question.answer
@@ -190,10 +191,11 @@ class AnswerHints(QObject):
             else:
                 self._next = (key, request)
 
-    def _follow_preference(self) -> None:
-        """A tolerance changed in the settings makes the checks known so far stale: a new
+    def _follow_project(self, project: Project) -> None:
+        """A tolerance changed in the project's settings (the one answer tolerance the rules
+        rater and the judge prompt use too) makes the checks known so far stale: a new
         session, whose checks (and checker) use it."""
-        settings = Settings(rtol=preferences.ANSWER_TOLERANCE.get())
+        settings = tolerance.settings(project)
         if settings != self.settings:
             self.settings = settings
             self._session += 1

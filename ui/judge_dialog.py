@@ -44,6 +44,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from physgrade.answers.outcome import DEFAULT_RTOL
+from physgrade.answers.tolerance import answer_tolerance
 from physgrade.changes import Changes, RecordKind
 from physgrade.judge import credentials, verdicts
 from physgrade.judge.client import connect
@@ -146,7 +148,8 @@ class JudgeCallsDialog(QDialog):
         self._close_when_stopped = False
         self.setWindowTitle(title)
         try:
-            self.prompts: Prompts | None = prompts or Prompts.load()
+            self.prompts: Prompts | None = prompts or Prompts.load(
+                tolerance=answer_tolerance(ops.project) if ops.project else DEFAULT_RTOL)
             self._prompt_problem = ""
         except PromptError as exc:
             self.prompts, self._prompt_problem = None, f"The judge prompts cannot be used: {exc}"

@@ -339,20 +339,28 @@ class MainWindow(QMainWindow):
     def open_settings(self) -> SettingsDialog:
         """File ▸ Settings…, window-modal but not blocking; the grader it offers is the open
         project's (a pack's is always its grader's)."""
+        from physgrade.answers.tolerance import answer_tolerance
         from physgrade_ui.settings_dialog import SettingsDialog
 
         offered = self.project if self.pack is None else None
         dialog = SettingsDialog(offered.path if offered else None, self.pages.person,
-                                graders(offered) if offered else [], self)
+                                graders(offered) if offered else [], self,
+                                answer_tolerance(offered) if offered else None)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.accepted.connect(lambda: self._settings_saved(dialog.request().grader))
+        dialog.accepted.connect(lambda: self._settings_saved(dialog.request().grader,
+                                                             dialog.request().tolerance))
         dialog.open()
         return dialog
 
-    def _settings_saved(self, name: str | None) -> None:
+    def _settings_saved(self, name: str | None, tolerance: float | None) -> None:
+        from physgrade.answers.tolerance import answer_tolerance, set_answer_tolerance
+
+        if (tolerance is not None and self.project is not None and self.pack is None
+                and tolerance != answer_tolerance(self.project)):
+            # the project's, so every rater's: the pages hear of it (the hint re-checks)
+            self.ops.write(partial(set_answer_tolerance, rtol=tolerance), what="answer tolerance")
         if name is not None and name != self.pages.person:
             self._set_grader(name)
-        self.grading.hint_settings_changed()  # the response on show checked at the new tolerance
 
     def _say_pack_grader(self) -> None:
         """Its grades merge back into the project under the grader's name: a pack has no other."""

@@ -17,8 +17,6 @@ from typing import Generic, TypeVar, cast
 from PySide6.QtCore import QByteArray, QSettings
 from PySide6.QtWidgets import QSplitter
 
-from physgrade.answers.outcome import Settings
-
 T = TypeVar("T", bool, float, str, QByteArray)
 
 
@@ -105,8 +103,6 @@ AUTO_ADVANCE = Preference("grade/auto_advance", False)
 #: keep the rules' answer hint hidden until the grader has scored the final answer (blind studies)
 HINT_AFTER_ANSWER = Preference("grade/hint_after_answer", False)
 
-#: the relative tolerance of the rules' answer hint (the rater ``rules`` checks under it)
-ANSWER_TOLERANCE = Preference("answers/tolerance", Settings.rtol)
 #: the model the Run judge dialog offers first
 JUDGE_MODEL = Preference("judge/model", "claude-haiku-4-5")
 

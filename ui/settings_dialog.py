@@ -1,7 +1,9 @@
 """File ▸ Settings…: what a user sets once, each shown as it is now, checked, and kept by Save.
 
-The grader's name (the open project's person, :mod:`physgrade_ui.grader`), the rules' answer
-tolerance (:data:`~physgrade_ui.preferences.ANSWER_TOLERANCE`), the duplicate audit's thresholds
+The grader's name (the open project's person, :mod:`physgrade_ui.grader`), the project's answer
+tolerance (:mod:`physgrade.answers.tolerance`: the rules' hint and rater and the judge prompt all
+use it, so it is the project's, not a user's, and not offered for a grader's pack), the
+duplicate audit's thresholds
 and embedding model (the audit the Duplicates page runs next starts from them), the model the
 Run judge dialog offers first, and forgetting the remembered API key. Every field is checked
 before anything is written, by the rule that uses it, so a bad value changes nothing; Cancel
@@ -39,10 +41,11 @@ class Refused(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Choices:
-    """What Save keeps: ``grader`` None where the grader is not offered (no project, a pack)."""
+    """What Save keeps: ``grader`` and ``tolerance`` None where they are not offered (no
+    project, a pack)."""
 
     grader: str | None
-    tolerance: float
+    tolerance: float | None
     jaccard: float
     cosine: float
     model: Path | None
@@ -51,11 +54,10 @@ class Choices:
 
 
 def save(choices: Choices) -> None:
-    """Keep ``choices`` (all but the grader, which the window sets for its project); a key
-    the keyring will not let go is refused before anything is kept."""
+    """Keep ``choices`` (all but the grader and the tolerance, which the window sets for its
+    project); a key the keyring will not let go is refused before anything is kept."""
     if choices.forget_key and (problem := credentials.forget()):
         raise Refused(f"Forget the remembered key: {problem}.")
-    preferences.ANSWER_TOLERANCE.set(choices.tolerance)
     preferences.JUDGE_MODEL.set(choices.judge_model)
     last = remembered_request() or AuditRequest(None, *default_thresholds())
     remember_request(dataclasses.replace(last, jaccard=choices.jaccard, cosine=choices.cosine,
@@ -74,9 +76,10 @@ class SettingsDialog(transfer.TransferDialog[Choices]):
     """The settings, filled with their values now; Save checks them all, then keeps them."""
 
     def __init__(self, project: Path | None, person: str | None, known: list[str],
-                 parent: QWidget | None = None) -> None:
+                 parent: QWidget | None = None, tolerance: float | None = None) -> None:
         """``project``: the project whose grader may be changed (None: none is offered, as for
-        no project or a grader's pack), graded by ``person``; ``known``: its graders."""
+        no project or a grader's pack), graded by ``person``; ``known``: its graders;
+        ``tolerance``: its answer tolerance (None: not offered)."""
         super().__init__("Settings", "Save", parent)
         self.grader: QComboBox | None = None
         if project is not None:
@@ -93,9 +96,13 @@ class SettingsDialog(transfer.TransferDialog[Choices]):
                 "under this name; what was given already stays under its name, and other "
                 "projects keep their own."))
 
-        self.tolerance = QLineEdit(f"{preferences.ANSWER_TOLERANCE.get() * 100:g}%", self)
-        self.tolerance.setToolTip("How far a number may be from the reference answer, relative "
-                                  "to it, for the rules' hint to call it equivalent")
+        self.tolerance = QLineEdit("" if tolerance is None else f"{tolerance * 100:g}%", self)
+        self.tolerance.setEnabled(project is not None and tolerance is not None)
+        self.tolerance.setToolTip(
+            "How far a number may be from the reference answer, relative to it, to match: the "
+            "rules' hint and rater check under it and the judge prompt states it. It is kept in "
+            "the project" if self.tolerance.isEnabled() else
+            "The project's answer tolerance: open a project (not a grader's pack) to change it")
         self.form.addRow("Answer &tolerance", self.tolerance)
 
         last = remembered_request()
@@ -145,11 +152,13 @@ class SettingsDialog(transfer.TransferDialog[Choices]):
         name = self.grader.currentText().strip() if self.grader is not None else None
         if name == "":
             raise Refused("Grader: enter your name or initials.")
-        tolerance = _number("Answer tolerance", self.tolerance.text(), percent=True)
-        try:
-            Settings(rtol=tolerance)
-        except ValueError as exc:
-            raise Refused(f"Answer tolerance: {exc}.") from None
+        tolerance = None
+        if self.tolerance.isEnabled():
+            tolerance = _number("Answer tolerance", self.tolerance.text(), percent=True)
+            try:
+                Settings(rtol=tolerance)
+            except ValueError as exc:
+                raise Refused(f"Answer tolerance: {exc}.") from None
         jaccard = _number("Duplicates: Jaccard", self.jaccard.text())
         cosine = _number("Duplicates: cosine", self.cosine.text())
         try:

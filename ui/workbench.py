@@ -401,6 +401,8 @@ class GradingPage(QSplitter):
             self._rescore(changes.responses)
         elif changes.touches(RecordKind.RUBRICS) and self.item is not None:
             self._reread_item()  # the level descriptions were reworded
+        if changes.touches(RecordKind.SETTINGS):
+            self.hint_settings_changed()  # the project's answer tolerance
 
     def stop(self) -> None:
         """The window is closing: end the answer checks and close their checker."""

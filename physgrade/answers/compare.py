@@ -22,24 +22,20 @@ import math
 import random
 import re
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import sympy
 
 from .. import taxonomy
-from . import expr, extract, latex, units, vector
+from . import constants, expr, extract, latex, units, vector
 from .latex import Unparseable
 from .outcome import Check, Outcome, Settings
 
 ATOMIC_TYPES = ("NV", "EX", "EQ", "IN", "TF", "MC")
 
-#: Constants an answer may keep as a symbol on one side and write as a number on the other.
-CONSTANTS = {
-    "c": 299792458.0, "G": 6.6743e-11, "h": 6.62607015e-34, "hbar": 1.054571817e-34,
-    "k_B": 1.380649e-23, "k": 1.380649e-23, "e": 1.602176634e-19, "m_e": 9.1093837015e-31,
-    "m_p": 1.67262192369e-27, "epsilon_0": 8.8541878128e-12, "mu_0": 1.25663706212e-6,
-    "N_A": 6.02214076e23, "R": 8.314462618, "g": 9.81, "sigma": 5.670374419e-8,
-}
+#: Constants an answer may keep as a symbol on one side and write as a number on the other
+#: (symbol name → SI value; the list is :mod:`constants`).
+CONSTANTS = constants.VALUES
 _TRUE = frozenset("true t yes y correct right 对 正确 是 真".split())
 _FALSE = frozenset("false f no n incorrect wrong 错 错误 否 不对 假".split())
 _COUNTED = re.compile(r"([-+]?[\d.]+)\s+[A-Za-z][A-Za-z\s-]*")
@@ -340,9 +336,12 @@ def _numbers(gold: str, pred: str, unit: str | None, settings: Settings) -> _Ver
         return _expressions(gold, pred, settings)  # a "numerical" answer written with symbols
     given = _given_quantity(value_text(pred), bool(expected.unit))
     if given is None:
-        value = expr.parse(pred).value
+        relation = expr.parse(pred)
+        value = relation.value
         if not value.free_symbols:  # a closed form such as \\int_0^1 x^2 dx
-            return _same(value, sympy.Float(expected.value), settings)
+            target = sympy.Float(expected.value)
+            return _each_reading(expr.Relation((target,), ()), relation,
+                                 lambda _expected, given: _same(given.value, target, settings))
         if expected.unit and expected.stated:  # "2 m g h" may be symbols, not metre gram hour
             as_symbols = _expressions(gold, pred, settings)
             if as_symbols.same:
@@ -527,29 +526,84 @@ def _number_against_vector(gold: str, magnitude: str, direction: str, unit: str 
 # -- expressions and equations ---------------------------------------------------------------
 
 def _expressions(gold: str, pred: str, settings: Settings) -> _Verdict:
-    expected = _gold(expr.parse, gold).value
-    given = expr.parse(pred).value
-    return _same(given, expected, settings)
+    expected = _gold(expr.parse, gold)
+    given = expr.parse(pred)
+    return _each_reading(expected, given, lambda e, g: _same(g.value, e.value, settings))
+
+
+def _each_reading(expected: expr.Relation, given: expr.Relation,
+                  compare: Callable[[expr.Relation, expr.Relation], _Verdict]) -> _Verdict:
+    """``compare`` under every reading of a slash that reads two ways (:meth:`expr._Parser.divisor`):
+    its verdict where the readings agree, else "not checked", naming the readings."""
+    def ways(relation: expr.Relation) -> list[expr.Relation]:
+        return [relation] if relation.alternative is None else [relation, relation.alternative]
+
+    verdicts = [compare(e, g) for e in ways(expected) for g in ways(given)]
+    if all(verdict.same == verdicts[0].same for verdict in verdicts):
+        return verdicts[0]
+    doubts = [f"the {whose}'s {relation.ambiguity!r} reads two ways, as "
+              f"{_show(relation.value)} or as {_show(relation.alternative.value)}"
+              for whose, relation in (("reference", expected), ("response", given))
+              if relation.alternative is not None]
+    return _Verdict(False, f"{'; '.join(doubts)}; the answers match under one reading only",
+                    sure=False)
+
+
+#: A named quantity on an equation's left: ``B``, ``v_0``, ``L^{*}``, ``B(r)``, ``\\kappa(p, T)``.
+_NAMED = re.compile(r"\s*(?P<name>\\?[A-Za-z]+(?:\s*_\s*(?:\{[^{}]*\}|\\?[A-Za-z0-9]+))?"
+                    r"(?:\s*(?:'|\^\s*\{?\s*(?:\*|\\ast|\\prime)\s*\}?))*)\s*(?:\([^()]*\))?\s*")
+
+
+def _named_side(gold: str) -> sympy.Expr | None:
+    """The quantity a reference equation's left-hand side names (``B`` for ``B(r) = ...``), or
+    None if that side is not a name, with or without its arguments."""
+    left = re.split(r"(?<![<>!\\])=", gold, maxsplit=1)[0]
+    if (match := _NAMED.fullmatch(left)) is None:
+        return None
+    try:
+        name = expr.parse(match.group("name")).value
+    except Unparseable:
+        return None
+    return name if isinstance(name, sympy.Symbol) else None
 
 
 def _equations(gold: str, pred: str, settings: Settings) -> _Verdict:
+    """Equations as equations, except that where the reference names a quantity on its left
+    (``B(r) = ...``, ``v = ...``), an expression or an equation with that left-hand side (``B(r)``
+    or ``B``) is compared by its right-hand side."""
     expected = _gold(expr.parse, gold)
     if len(expected.sides) < 2:
         return _expressions(gold, pred, settings)
     given = expr.parse(pred)
+    named = _named_side(gold)
+    if named is None and isinstance(expected.sides[0], sympy.Symbol):
+        named = expected.sides[0]
+    return _each_reading(expected, given, lambda e, g: _equation(e, g, named, settings))
+
+
+def _equation(expected: expr.Relation, given: expr.Relation, named: sympy.Expr | None,
+              settings: Settings) -> _Verdict:
     left, right = expected.sides[0], expected.sides[-1]
     if len(given.sides) < 2:
-        if isinstance(left, sympy.Symbol):
+        if named is not None:
             verdict = _same(given.value, right, settings)
-            return _Verdict(verdict.same, f"against the right-hand side: {verdict.reason}")
+            return _Verdict(verdict.same, f"against the right-hand side: {verdict.reason}",
+                            verdict.sure)
         return _Verdict(False, "the reference is an equation; the response gives an expression")
-    if isinstance(left, sympy.Symbol) and given.sides[0] == left:
+    if named is not None and given.sides[0] in (left, named):
         return _same(given.sides[-1], right, settings)
     return _proportional(given.sides[0] - given.sides[-1], left - right, settings)
 
 
-def _substituted(given: sympy.Expr, expected: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr]:
-    """Constants written as a symbol on one side only get their SI value on both."""
+def _substituted(given: sympy.Expr, expected: sympy.Expr,
+                 settings: Settings = Settings()) -> tuple[sympy.Expr, sympy.Expr]:
+    """Constants written as a symbol on one side only get their SI value on both; under
+    ``settings.drop_constants`` (UGPhysics' convention) every constant is removed from both
+    instead, by setting it to 1, so ``m c^2`` and ``m`` agree."""
+    if settings.drop_constants:
+        ones = {s: sympy.Integer(1) for s in given.free_symbols | expected.free_symbols
+                if s.name in CONSTANTS}
+        return given.xreplace(ones), expected.xreplace(ones)
     names_given = {s.name: s for s in given.free_symbols}
     names_expected = {s.name: s for s in expected.free_symbols}
     unmatched = set(names_given) ^ set(names_expected)
@@ -560,9 +614,15 @@ def _substituted(given: sympy.Expr, expected: sympy.Expr) -> tuple[sympy.Expr, s
     return given.xreplace(values), expected.xreplace(values)
 
 
-def _points(symbols: list[sympy.Symbol], settings: Settings) -> list[dict[sympy.Symbol, sympy.Float]]:
+def _points(symbols: list[sympy.Symbol], settings: Settings,
+            *values: sympy.Expr) -> list[dict[sympy.Symbol, sympy.Expr]]:
+    """Random points; a symbol in the limits of a product or a sum in ``values`` (the n of
+    ``\\prod_{i=1}^{n}``) gets a whole number from 1 to 6, so the product can be evaluated."""
+    counts = {free for value in values for big in value.atoms(sympy.Product, sympy.Sum)
+              for limit in big.limits for free in sympy.Tuple(*limit[1:]).free_symbols}
     generator = random.Random(settings.seed)
-    return [{s: sympy.Float(generator.uniform(0.5, 2.5)) for s in symbols}
+    return [{s: sympy.Integer(generator.randint(1, 6)) if s in counts
+             else sympy.Float(generator.uniform(0.5, 2.5)) for s in symbols}
             for _ in range(settings.probes)]
 
 
@@ -583,7 +643,7 @@ def _agree(a: complex, b: complex, rtol: float) -> bool:
 
 def _same(given: sympy.Expr, expected: sympy.Expr, settings: Settings) -> _Verdict:
     """Two expressions are equal where they are defined: by value, probing, or sympy."""
-    given, expected = _substituted(given, expected)
+    given, expected = _substituted(given, expected, settings)
     if given.has(sympy.oo, -sympy.oo, sympy.zoo) or expected.has(sympy.oo, -sympy.oo, sympy.zoo):
         same = given == expected
         return _Verdict(same, f"{_show(given)} vs {_show(expected)}")
@@ -599,7 +659,7 @@ def _same(given: sympy.Expr, expected: sympy.Expr, settings: Settings) -> _Verdi
     missing = sorted(s.name for s in expected.free_symbols - given.free_symbols)
     extra = sorted(s.name for s in given.free_symbols - expected.free_symbols)
     checked = 0
-    for point in _points(symbols, settings):
+    for point in _points(symbols, settings, given, expected):
         a, b = _at(given, point), _at(expected, point)
         if a is None or b is None:
             continue
@@ -623,10 +683,10 @@ def _same(given: sympy.Expr, expected: sympy.Expr, settings: Settings) -> _Verdi
 
 def _proportional(given: sympy.Expr, expected: sympy.Expr, settings: Settings) -> _Verdict:
     """Two equations ``f = 0`` and ``g = 0`` are the same if f / g is one non-zero constant."""
-    given, expected = _substituted(given, expected)
+    given, expected = _substituted(given, expected, settings)
     symbols = sorted(given.free_symbols | expected.free_symbols, key=lambda s: s.name)
     ratios = []
-    for point in _points(symbols, settings):
+    for point in _points(symbols, settings, given, expected):
         a, b = _at(given, point), _at(expected, point)
         if a is None or b is None or abs(b) < 1e-12:
             continue

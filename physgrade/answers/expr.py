@@ -18,7 +18,15 @@ Reading conventions, applied alike to the reference and the response:
   ``k_{B}``, ``v'``);
 - ``e`` is the elementary charge, except ``e^{x}`` with anything but a positive whole exponent,
   which is the exponential; ``I`` and ``i`` are symbols (currents and indices), not sqrt(-1);
-- implicit and explicit products and quotients are read left to right (``1/2 m v^2``).
+- implicit and explicit products and quotients are read left to right (``1/2 m v^2``), except
+  that a slash takes the implicit product right after it as its denominator, as physics texts
+  write ``\\hbar/mc`` for hbar/(m c): the rule, and the slashes it leaves with two readings, are
+  set out in :meth:`_Parser.divisor`;
+- a symbol keeps all its marks in one name, subscripts first and dots last: ``L^{*}_{1}`` and
+  ``L_1^*`` are "L_1*", ``\\dot{y}_{1}`` and ``\\dot{y_1}`` are "y_1_dot";
+- ``\\prod`` and ``\\sum`` with limits are unevaluated products and sums whose index is renamed to
+  one dummy (with the subscripts that name it), so ``\\prod_{i=1}^{n} x_i`` is
+  ``\\prod_{j=1}^{n} x_j``.
 """
 
 from __future__ import annotations
@@ -56,6 +64,9 @@ _SAME_LETTER = {"varepsilon": "epsilon", "vartheta": "theta", "varphi": "phi", "
 #: Words a run of plain letters is not split into single letters for.
 _WORDS = frozenset(_FUNCTIONS) | _GREEK | {"hbar", "pi", "infty", "inf", "nabla"}
 _MULTIPLY = frozenset({r"\cdot", r"\times", r"\ast", "*", r"\cdotp"})
+#: What stands alone as a denominator after a slash, or makes a slash before it doubtful.
+_COMPOSITE = frozenset(_FUNCTIONS) | {"frac", "sqrt", "binom", "int", "prod", "sum", "langle",
+                                      "lvert"}
 _RELATIONS = {"=": "=", r"\approx": "=", r"\simeq": "=", r"\equiv": "=", r"\cong": "=",
               "<": "<", ">": ">", r"\lt": "<", r"\gt": ">", r"\le": "<=", r"\leq": "<=",
               r"\leqslant": "<=", r"\ge": ">=", r"\geq": ">=", r"\geqslant": ">=", r"\ne": "!=",
@@ -129,6 +140,10 @@ class Relation:
 
     sides: tuple[sympy.Expr, ...]
     relations: tuple[str, ...]
+    #: Where a slash has two plausible readings (``1/2mv^2``): the slash as written, and the
+    #: text read the other way (left to right); this relation is the denominator-binding reading.
+    ambiguity: str | None = None
+    alternative: Relation | None = None
 
     @property
     def value(self) -> sympy.Expr:
@@ -155,7 +170,14 @@ def parse(text: str) -> Relation:
     parser = _Parser(tokens(text))
     relation = parser.relation()
     parser.expect_end()
-    return relation
+    if not parser.ambiguous:
+        return relation
+    other = _Parser(tokens(text), loose=True)
+    alternative = other.relation()
+    other.expect_end()
+    start, end = parser.ambiguous[0]
+    return Relation(relation.sides, relation.relations, text[start:end].strip(),
+                    Relation(alternative.sides, alternative.relations))
 
 
 def parse_prefix(text: str) -> Prefix | None:
@@ -193,10 +215,12 @@ def _times_ten(rest: list[Token]) -> bool:
 class _Parser:
     """Recursive descent over tokens; ``numeric`` stops at the first symbol (the unit's start)."""
 
-    def __init__(self, found: list[Token], numeric: bool = False) -> None:
+    def __init__(self, found: list[Token], numeric: bool = False, loose: bool = False) -> None:
         self.tokens = found
         self.position = 0
         self.numeric = numeric
+        self.loose = loose           # ambiguous slashes read left to right
+        self.ambiguous: list[tuple[int, int]] = []   # their text spans
         self.depth = 0
         self.abs_open = 0
         self.integrand = 0
@@ -248,6 +272,7 @@ class _Parser:
         return total
 
     def term(self) -> sympy.Expr:
+        first = self.peek().start
         product = self.factor()
         while True:
             token = self.peek()
@@ -255,8 +280,10 @@ class _Parser:
                 if self.numeric and not self._factor_follows(1):
                     break
                 self.take()
-                right = self.factor()
-                product = product / right if token.text in ("/", r"\div") else product * right
+                if token.text in ("/", r"\div"):
+                    product = product / self.divisor(product, first)
+                else:
+                    product = product * self.factor()
             elif self._differential_ahead():
                 break
             elif self.starts_factor(implicit=True):
@@ -271,6 +298,62 @@ class _Parser:
             else:
                 return product
         return product
+
+    def divisor(self, numerator: sympy.Expr, first: int) -> sympy.Expr:
+        """The denominator after a slash (already taken) whose numerator is ``numerator``.
+
+        The rule: the denominator is the factor after the slash and every factor juxtaposed to it
+        (an implicit product, no operator between), up to the next operator: ``\\hbar/mc`` is
+        hbar/(m c), ``E/cB`` is E/(c B), ``\\hbar^2/2m`` is hbar^2/(2 m), ``\\mu_0 I/2\\pi r`` is
+        mu_0 I/(2 pi r), ``kT/mc^2`` is k T/(m c^2). Spaces between symbols do not count, since
+        LaTeX shows ``\\hbar/m c`` as it shows ``\\hbar/mc``. Left to right, by contrast:
+
+        - an explicit ``*``, ``\\cdot``, ``\\times`` or a second slash ends the denominator:
+          ``\\hbar/m \\cdot c`` is (hbar/m) c;
+        - a number followed by a space: ``1/2 m v^2`` and ``g/2 t^2`` are (1/2) m v^2 and (g/2) t^2;
+        - a bracketed group, a fraction, a root or a function right after the slash is the
+          denominator by itself: ``(a+b)/(c+d) x`` is x (a+b)/(c+d).
+
+        Two readings, both plausible (:func:`parse` gives both, and a check that gets different
+        results from them says "not checked"): a number over a number run straight into what
+        follows (``1/2mv^2``, ``1/2\\pi``); a power followed by a space (``kq/r^2 \\hat{r}``: the
+        hat of a unit vector is gone by the time the parser sees it); and a denominator followed
+        by a bracket, a fraction, a root or a function (``a/b (c+d)``, ``v/c \\sin\\theta``).
+        Numbers read at the front of a quantity (``numeric``) keep the left-to-right reading,
+        but a number over a number run into what follows (``1/2\\pi``) is not taken as one.
+        """
+        opening = self.peek()
+        start = self.position
+        value = self.factor()
+        if not self._juxtaposed():
+            return value
+        follower, last = self.peek(), self.tokens[self.position - 1]
+        spaced = follower.start > last.start + len(last.text)
+        if self.numeric:
+            if value.is_Number and numerator.is_Number and not spaced:
+                raise Unparseable("a slash with two readings is not one number")  # 1/2\pi
+            return value
+        if opening.text in ("(", "[", "{", "|") or opening.text.lstrip("\\") in _COMPOSITE:
+            return value
+        if value.is_Number and spaced:
+            return value
+        doubtful = (
+            (value.is_Number and numerator.is_Number)
+            or (spaced and any(t.text == "^" for t in self.tokens[start:self.position]))
+            or follower.text in ("(", "[", "{", "|")
+            or follower.text.lstrip("\\") in _COMPOSITE)
+        if doubtful and self.loose:
+            return value
+        while self._juxtaposed():
+            value = value * self.factor()
+        if doubtful:
+            last = self.tokens[self.position - 1]
+            self.ambiguous.append((first, last.start + len(last.text)))
+        return value
+
+    def _juxtaposed(self) -> bool:
+        """Whether an implicit product continues here (not an integral's closing ``dx``)."""
+        return not self._differential_ahead() and self.starts_factor(implicit=True)
 
     def factor(self) -> sympy.Expr:
         if self.accept("-"):
@@ -344,7 +427,7 @@ class _Parser:
             name = token.text[1:]
             if self.numeric:
                 return name in ("frac", "sqrt", "pi") or name in _FUNCTIONS
-            return (name in ("frac", "sqrt", "binom", "int", "langle", "infty", "pi", "hbar",
+            return (name in ("frac", "sqrt", "binom", "int", "prod", "sum", "langle", "infty", "pi", "hbar",
                              "nabla", "lvert", "{") or name in _FUNCTIONS or name in _GREEK
                     or name in _SAME_LETTER)
         if token.text in ("(", "[", "{"):
@@ -404,14 +487,24 @@ class _Parser:
         return self.symbol_named(_SAME_LETTER.get(text, text))
 
     def symbol_named(self, name: str) -> sympy.Expr:
-        """A symbol with its subscript and primes, or the exponential for ``e^{...}``."""
-        if self.accept("_"):
-            name += "_" + self.subscript()
-        while self.peek().text == "'" or self._starred():
-            if self.accept("'"):
-                name += "'"
+        """A symbol with its subscripts and primes, or the exponential for ``e^{...}``.
+
+        Marks may come in any order (``L^{*}_{1}``, ``L_1^*``, ``\\dot{y}_{1}`` cleaned to
+        ``y_{dot}_{1}``): the name is the letter, its subscripts with a dot last, then primes and
+        stars, so each way of writing one quantity gives one name.
+        """
+        subscripts, marks = [], ""
+        while True:
+            if mark := self._starred():
+                marks += mark
+            elif self.accept("_"):
+                subscripts.append(self.subscript())
+            elif self.accept("'"):
+                marks += "'"
             else:
-                name += "*"
+                break
+        subscripts.sort(key=lambda text: text in ("dot", "ddot"))
+        name = "_".join([name, *subscripts]) + marks
         if self.peek().text == "(" and self._arguments_ahead():
             return sympy.Function(name)(*self.arguments())
         if name == "e" and self.peek().text == "^":
@@ -447,18 +540,25 @@ class _Parser:
         self.depth -= 1
         return values
 
-    def _starred(self) -> bool:
-        """``m^*`` or ``m^{*}`` (an effective mass) or ``x^{\\prime}``: part of the name."""
+    def _starred(self) -> str:
+        """``m^*`` or ``m^{*}`` (an effective mass, "*") or ``x^{\\prime}``, ``x^{\\prime\\prime}``
+        (primes): the mark, taken as part of the name; "" if none follows."""
         if self.peek().text != "^":
-            return False
-        ahead = [self.peek(1).text, self.peek(2).text, self.peek(3).text]
-        if ahead[0] in ("*", r"\prime", r"\ast"):
+            return ""
+        marks = {"*": "*", r"\ast": "*", r"\prime": "'"}
+        if self.peek(1).text in marks:
             self.position += 2
-            return True
-        if ahead[0] == "{" and ahead[1] in ("*", r"\prime", r"\ast") and ahead[2] == "}":
-            self.position += 4
-            return True
-        return False
+            return marks[self.peek(-1).text]
+        if self.peek(1).text != "{":
+            return ""
+        found, ahead = "", 2
+        while self.peek(ahead).text in marks:
+            found += marks[self.peek(ahead).text]
+            ahead += 1
+        if not found or self.peek(ahead).text != "}":
+            return ""
+        self.position += ahead + 1
+        return found
 
     def subscript(self) -> str:
         """A subscript as plain text: ``_{\\max}`` is "max", ``_0`` is "0"."""
@@ -507,6 +607,8 @@ class _Parser:
             return sympy.oo
         if name == "int":
             return self.integral()
+        if name in ("prod", "sum"):
+            return self.big(sympy.Product if name == "prod" else sympy.Sum)
         if name == "langle":
             return sympy.Function("mean")(self.enclosed(r"\rangle"))
         if name == "lvert":
@@ -564,6 +666,33 @@ class _Parser:
         if self.accept("-"):
             return -self.postfix()
         return self.postfix()
+
+    def big(self, kind: type[sympy.Product] | type[sympy.Sum]) -> sympy.Expr:
+        """``\\prod_{i=1}^{n} x_i`` or ``\\sum_{k=0}^{N} a_k`` (both limits needed), unevaluated;
+        the index becomes one dummy, and so do the subscripts that name it (x_i is x_•)."""
+        if not self.accept("_"):
+            raise Unparseable(f"a {kind.__name__.lower()} needs its limits")
+        self.expect("{")
+        self.enter()
+        index = self.primary()
+        if not isinstance(index, sympy.Symbol):
+            raise Unparseable("the index of a product or a sum must be a symbol")
+        self.expect("=")
+        lower = self.sum()
+        self.expect("}")
+        self.depth -= 1
+        self.expect("^")
+        upper = self.limit()
+        self.enter()
+        body = self.term()
+        self.depth -= 1
+        dummy = sympy.Symbol("•", integer=True)
+        suffix = "_" + index.name
+        renamed = {index: dummy}
+        for free in body.free_symbols - {index}:
+            if isinstance(free, sympy.Symbol) and suffix in free.name:
+                renamed[free] = symbol(free.name.replace(suffix, "_•"))
+        return kind(body.xreplace(renamed), (dummy, lower, upper))
 
     def integral(self) -> sympy.Expr:
         """``\\int_a^b f(x) dx`` as an unevaluated integral (probing evaluates it numerically)."""

@@ -38,8 +38,10 @@ _NUMBERS = re.compile(r"\d+(?:\.\d+)?")
 _MATHS = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$|\\\((.+?)\\\)|\\\[(.+?)\\\]", re.DOTALL)
 _UNIT_AFTER = re.compile(r"\s*([A-Za-zµμΩ°%][A-Za-z0-9µμΩ°/^\-⁰¹²³⁴⁵⁶⁷⁸⁹⁻]*)")
 #: Markdown emphasis around words (**B**, *x*, __x__, _x_, ***x***), not a power such as x**2 or a^*, nor
-#: a subscript such as v_0.
-_EMPHASIS = re.compile(r"(?<![\w)*^\\])(\*\*\*|___|\*\*|__|\*|_)(?=[^\s*_])(.+?)(?<=[^\s*_\\])\1(?![\w(*])")
+#: a subscript such as v_0 or one after a brace group: in ``\mathbf{e}_{z}, B \mathbf{e}_{y}`` the
+#: underscores are subscripts (after "}", before "{"), not emphasis around "{z}, B \mathbf{e}".
+_EMPHASIS = re.compile(r"(?<![\w)}\]*^\\])(\*\*\*|___|\*\*|__|\*|_)(?=[^\s*_])(.+?)(?<=[^\s*_\\])\1"
+                       r"(?![\w({*])")
 #: A quote marker or a list bullet at the start of a line ("> ", "- ", "* ", "1. ").
 _LINE_MARKS = re.compile(r"^[ \t]*(?:>[ \t]?)*(?:(?:[-*+•]|\d{1,2}[.)])[ \t]+(?=\S))?", re.MULTILINE)
 

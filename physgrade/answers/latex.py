@@ -23,7 +23,7 @@ _UNICODE = {
     "÷": "/", "√": r"\sqrt ", "∞": r"\infty ", "°": r"^\circ ", "µ": r"\mu ", "Ω": r"\Omega ",
     "Å": r"\AA ", "≤": r"\le ", "≥": r"\ge ", "≈": r"\approx ", "≠": r"\ne ", "′": "'", "’": "'",
     "ℏ": r"\hbar ", "∫": r"\int ", "∂": r"\partial ", "∇": r"\nabla ", "ℓ": r"\ell ", "，": ",",
-    "（": "(", "）": ")", "：": ":", "。": ".", "⁄": "/",
+    "（": "(", "）": ")", "：": ":", "。": ".", "⁄": "/", "″": "''",
 }
 _GREEK = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho " \
          "sigma tau upsilon phi chi psi omega".split()
@@ -44,6 +44,19 @@ _WRAPPERS = ("text", "textrm", "textit", "textbf", "textnormal", "mathrm", "math
 _WRAPPER = re.compile(r"\\(?:" + "|".join(_WRAPPERS) + r")\s*(?=\{)")
 #: Dots over a symbol make another quantity (a velocity, not a position): \dot{x} becomes x_dot.
 _DOTS = re.compile(r"\\(dot|ddot)\s*(?=\{)")
+#: A decoration without braces (``\\tilde L``, ``\\dot y``, ``\\hat\\theta``) takes one letter or command.
+_BARE_DECORATION = re.compile(
+    r"\\(vec|hat|tilde|widetilde|widehat|bar|overline|mathbf|boldsymbol|bm|dot|ddot)"
+    r"(?![A-Za-z])\s*(\\[A-Za-z]+|[A-Za-z])")
+_MARK = r"(?:\s*\^\s*(?:{0}|\{{\s*{0}\s*\}}))"
+_MINUTES = r"(?:'(?!')|" + _MARK.format(r"\\prime") + ")"
+_SECONDS = r"(?:''|\"|" + _MARK.format(r"\\prime\s*\\prime") + "|" + _MARK.format(r"\\prime") \
+    + r"\s*\{\s*\}" + _MARK.format(r"\\prime") + ")"
+_ARC_NUMBER = r"(?<![\w.^{])(\d+(?:\.\d+)?)\s*"
+#: An angle in degrees, arc minutes and seconds: 1^{\prime} 42^{\prime\prime} (1′42″), 3° 5'.
+_DEGREE_MARK = _MARK.format(r"\\circ")
+_ARC = re.compile(rf"(?:{_ARC_NUMBER}{_DEGREE_MARK}\s*)?(?:{_ARC_NUMBER}{_MINUTES}\s*)?"
+                  rf"(?:{_ARC_NUMBER}{_SECONDS})?")
 _OLD_FONT = re.compile(r"\{\\(?:rm|it|bf|mathrm)\s+([^{}]*)\}")
 _DROPPED = re.compile(
     r"\\(?:displaystyle|textstyle|scriptstyle|limits|nolimits|[bB]igg?[lrm]?|middle)(?![A-Za-z])"
@@ -101,6 +114,8 @@ def clean(text: str) -> str:
                           "are read")
     text = _UNICODE_CHARACTER.sub(lambda m: _UNICODE[m.group()], text)
     text = _SUPERSCRIPT_RUN.sub(lambda m: "^{" + m.group().translate(_SUPERSCRIPTS) + "}", text)
+    text = _ARC.sub(_arc_degrees, text)
+    text = _BARE_DECORATION.sub(r"\\\1{\2}", text)
     if found := boxed(text):
         text = ", ".join(found)
     text = _DROPPED.sub(" ", text)
@@ -113,6 +128,16 @@ def clean(text: str) -> str:
     text = _unwrap(text, _DOTS, lambda m, argument: f" {argument.strip()}_{{{m.group(1)}}}")
     text = text.replace("**", "^").replace(r"\%", "%")
     return _TRAILING.sub("", " ".join(text.split()))
+
+
+def _arc_degrees(match: re.Match[str]) -> str:
+    """Degrees, arc minutes and seconds as degrees: 1′42″ is (1/60 + 42/3600)°."""
+    degrees, minutes, seconds = match.groups()
+    if minutes is None and seconds is None:
+        return match.group()
+    terms = [term for term in (degrees, minutes and f"{minutes}/60", seconds and f"{seconds}/3600")
+             if term]
+    return "(" + " + ".join(terms) + ")^{\\circ} "
 
 
 def split_top_level(text: str, separators: str = ",;") -> list[str]:

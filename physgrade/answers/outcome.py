@@ -31,18 +31,37 @@ class Check:
         return {"outcome": self.outcome.value, "reason": self.reason}
 
 
+#: The relative tolerance for numbers unless a project sets another (``answer_tolerance`` in its
+#: ``project_settings``): 1%, the number the judge prompt has always stated ("within 1 percent",
+#: resources/prompts/prefs_criteria.md, which now takes it from the project's setting).
+#:
+#: Why 1% and not the rules' earlier 2%: a prompt version is a digest of the prompt's text as
+#: loaded (:meth:`physgrade.judge.prompts.Prompts.version`), so writing 2% into the prompt would
+#: have made every judge's next run a new prompt version, a new rater apart from its recorded
+#: verdicts. At 1% the loaded text is the same byte for byte and every recorded version stays
+#: current. The rules' verdicts stored before (made at 2% under the bare rater ``rules``) are
+#: renamed ``rules [rtol 0.02]`` by migration 012, so each stored verdict still names the
+#: tolerance it was made under, and ``rules`` now means 1%.
+DEFAULT_RTOL = 0.01
+
+
 @dataclass(frozen=True)
 class Settings:
     """How strict the rules are. The defaults follow the field's conventions (answer-checking.md).
 
     ``mantissa`` compares only the mantissas in scientific notation, as UGPhysics' rule stage does;
     it lets an order-of-magnitude error pass, so it is a compatibility mode that is off by default.
+    ``drop_constants`` removes physical constants (:mod:`physgrade.answers.constants`) from both
+    sides of an expression or equation before comparing, as UGPhysics does for EX and EQ answers.
+    ``preset`` names a set of these taken together (:data:`PRESETS`); the label then names it.
     """
 
-    rtol: float = 0.02
+    rtol: float = DEFAULT_RTOL
     mantissa: bool = False
     probes: int = 20
     seed: int = 20250101
+    drop_constants: bool = False
+    preset: str = ""
 
     def __post_init__(self) -> None:
         if not 0 <= self.rtol < 1:
@@ -50,10 +69,25 @@ class Settings:
 
     @property
     def label(self) -> str:
-        """How these settings name the rules rater: "" for the defaults, else what differs."""
+        """How these settings name the rules rater: "" for the defaults, else what differs
+        ("rtol 0.05, mantissa"); a preset's name where the settings are the preset's."""
+        if self.preset and PRESETS.get(self.preset) == self:
+            return self.preset
         parts = []
-        if self.rtol != Settings.rtol:
+        if self.rtol != DEFAULT_RTOL:
             parts.append(f"rtol {self.rtol:g}")
         if self.mantissa:
             parts.append("mantissa")
+        if self.drop_constants:
+            parts.append("constants removed")
         return ", ".join(parts)
+
+
+#: UGPhysics' rule stage (MARJ, its §3.3 and appendix B.4), to reproduce that paper's numbers:
+#: numbers compared by the mantissas of their scientific notation at a relative 1e-2, the
+#: exponent ignored, and physical constants removed from expressions and equations. The
+#: paper's convention, never the default: it lets an order-of-magnitude error pass (3000 matches
+#: 3.02×10⁶) and cannot tell m c² from m. Stored as the rater ``rules [ugphysics]``.
+UGPHYSICS = Settings(rtol=1e-2, mantissa=True, drop_constants=True, preset="ugphysics")
+#: The presets ``--preset`` offers, by name.
+PRESETS: dict[str, Settings] = {UGPHYSICS.preset: UGPHYSICS}

@@ -16,16 +16,16 @@ from functools import lru_cache
 import pint
 import sympy
 
-from . import expr
+from . import constants, expr
 from .latex import Unparseable, braced
 
 #: Names pint reads otherwise than physics answers mean them.
 _DEFINITIONS = ("si_gauss = 1e-4 * tesla",)  # pint's gauss belongs to the Gaussian system
 #: Names pint reads otherwise than physics answers mean them: G is a gauss, AU a distance.
 _RENAMED = ((r"\b(?:G|Gs|gauss)\b", "si_gauss"), (r"\b(?:AU|au)\b", "astronomical_unit"))
-#: Constants used as units, written with subscripts pint's names do not have.
-_CONSTANT_UNITS = ((r"\\mu_\{?\s*B\s*\}?", " bohr_magneton "), (r"\bm_\{?\s*[0e]\s*\}?", " electron_mass "),
-                   (r"\ba_\{?\s*0\s*\}?", " bohr_radius "), (r"\\hbar", " hbar "))
+#: Constants used as units, written with subscripts pint's names do not have (the list of
+#: constants is :mod:`constants`).
+_CONSTANT_UNITS = constants.unit_patterns()
 _UNIT_ALPHABET = re.compile(r"[A-Za-z_0-9*/()\s.\-+]*")
 _NONE = re.compile(r"[\s\"',]*(?:none|null|n/?a|-|)[\s\"',]*", re.IGNORECASE)
 

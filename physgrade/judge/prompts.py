@@ -3,7 +3,9 @@
 What a grading template states about its rubric (a criterion's range, the number of criteria,
 the points) is not written in it but taken from :mod:`physgrade.rubric` when the templates are
 loaded, through fields such as ``{{range ANS}}`` (see :func:`rubric_field`), so a prompt and the
-rubric cannot disagree. Per-item values are ``$placeholders``, filled for each request.
+rubric cannot disagree. So is the answer tolerance (``{{answer tolerance}}``, "1 percent"): it is
+the project's setting (:mod:`physgrade.answers.tolerance`), the one the rules rater checks under.
+Per-item values are ``$placeholders``, filled for each request.
 
 A prompt version is a digest of every text (as loaded) and schema a request is built from, so
 editing a template, the rubric or its tool schema makes a new version, and verdicts of the old
@@ -21,6 +23,8 @@ from pathlib import Path
 from string import Template
 from typing import Mapping
 
+from physgrade.answers.outcome import DEFAULT_RTOL
+from physgrade.answers.tolerance import in_words
 from physgrade.rubric import CONCEPTUAL, PREFS, Rubric
 
 #: Each template and the placeholders it must use, no more and no fewer.
@@ -48,6 +52,8 @@ BUNDLED_IF_MISSING = frozenset({"examples.md", "example.md"})
 RUBRIC_OF: dict[str, Rubric] = {"prefs_criteria.md": PREFS, "problem_parts.md": PREFS,
                                 "problem_holistic.md": PREFS, "conceptual.md": CONCEPTUAL}
 _RUBRIC_FIELD = re.compile(r"\{\{([^{}]*)\}\}")
+#: The field a template states the answer tolerance with ("1 percent").
+TOLERANCE_FIELD = "answer tolerance"
 _WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
           "eleven", "twelve")
 #: Placeholders filled with the templates' own text, which is trusted.
@@ -84,9 +90,11 @@ def rubric_field(rubric: Rubric, field: str) -> str:
                      "{{criteria}}, {{criteria in words}}, {{points}} and {{points without KEY}}")
 
 
-def _with_rubric(name: str, text: str, path: Path) -> str:
-    """The template with its rubric fields filled in."""
+def _with_rubric(name: str, text: str, path: Path, tolerance: float = DEFAULT_RTOL) -> str:
+    """The template with its rubric fields, and the answer tolerance, filled in."""
     def fill(match: re.Match[str]) -> str:
+        if match.group(1).strip() == TOLERANCE_FIELD:
+            return in_words(tolerance)
         if name not in RUBRIC_OF:
             raise PromptError(f"{path}: {match.group(0)} names the rubric, but this template "
                               "describes none")
@@ -116,9 +124,12 @@ class Prompts:
     texts: Mapping[str, str]
 
     @classmethod
-    def load(cls, directory: str | Path | None = None) -> "Prompts":
+    def load(cls, directory: str | Path | None = None,
+             tolerance: float = DEFAULT_RTOL) -> "Prompts":
         """Read and check every template (by default the bundled ones; a folder of edited
-        ones may leave out :data:`BUNDLED_IF_MISSING`)."""
+        ones may leave out :data:`BUNDLED_IF_MISSING`), stating ``tolerance`` (the project's
+        answer tolerance, :func:`physgrade.answers.tolerance.answer_tolerance`) as the one
+        within which a final answer matches."""
         folder = Path(directory) if directory is not None else default_directory()
         texts = {}
         for name, expected in PLACEHOLDERS.items():
@@ -129,7 +140,7 @@ class Prompts:
                 text = path.read_text(encoding="utf-8")
             except OSError as exc:
                 raise PromptError(f"prompt template {path} cannot be read: {exc}") from None
-            text = _with_rubric(name, text, path)
+            text = _with_rubric(name, text, path, tolerance)
             template = Template(text)
             if not template.is_valid():
                 raise PromptError(f"{path}: a '$' that is not a placeholder; write '$$' for a "
