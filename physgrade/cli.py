@@ -180,6 +180,19 @@ JUDGE = (DB,
          *CALLS, *CLIENT)
 
 
+#: ``verify --model``: the model stage after the rules.
+MODEL_STAGE = (arg("--model", help="then ask this Anthropic model (e.g. claude-haiku-4-5) about "
+                                   "every answer the rules did not settle, one call each, and "
+                                   "store the combined result as the rater 'rules+MODEL'"),
+               arg("--limit", type=int, metavar="N", help="with --model: at most N calls this run"),
+               arg("--dry-run", action="store_true",
+                   help="with --model: print the model stage's calls and cost and send nothing "
+                        "(the rules still run and store their checks)"),
+               arg("--retry-failed", action="store_true",
+                   help="with --model: ask again where an earlier answer did not fit"),
+               *CALLS, *CLIENT)
+
+
 def report_arguments(facets: str) -> tuple[Arg, ...]:
     """Where a report goes and what it covers; ``facets`` names what ``--filter`` accepts."""
     return (DB,
@@ -445,7 +458,8 @@ def cmd_bloom_report(args: argparse.Namespace) -> None:
 # -- judges ----------------------------------------------------------------------------------
 
 #: What one answer of each judge purpose is called when a run says what it stored.
-ANSWER_NOUNS = {"verdicts": "verdict", "bloom": "Bloom label", "duplicates": "pair label"}
+ANSWER_NOUNS = {"verdicts": "verdict", "bloom": "Bloom label", "duplicates": "pair label",
+                "answers": "answer check"}
 
 
 @command("judge", "P-REFS verdicts from an Anthropic model (ANTHROPIC_API_KEY)",
@@ -868,14 +882,23 @@ def cmd_check_answers(args: argparse.Namespace) -> None:
 
 
 @command("verify", "check every response that has a reference answer and store the results as "
-                   "the rater 'rules'",
+                   "the rater 'rules'; with --model, then ask a model about what the rules did "
+                   "not settle",
          DB, arg("--recheck", action="store_true",
                  help="check again responses the rules rater has already checked"),
-         ANSWER, WORKERS)
+         ANSWER, WORKERS, *MODEL_STAGE)
 def cmd_verify(args: argparse.Namespace) -> None:
     from physgrade.answers import verify
     from physgrade.answers.sandbox import Checker
 
+    stage_only = [flag for flag, given in (("--limit", args.limit is not None),
+                                           ("--dry-run", args.dry_run),
+                                           ("--retry-failed", args.retry_failed)) if given]
+    if stage_only and not args.model:
+        raise CommandError(f"{', '.join(stage_only)} only go with --model")
+    if args.model and (args.rtol is not None or args.mantissa or args.preset):
+        raise CommandError("the model stage checks at the project's answer tolerance, which its "
+                           "prompt states: leave out --rtol, --mantissa and --preset with --model")
     started = now_iso()
     with Project.open(args.db) as project, \
             Checker(_answer_settings(args, project), workers=args.workers) as checker:
@@ -886,6 +909,8 @@ def cmd_verify(args: argparse.Namespace) -> None:
                 progress_task() as task:
             summary = verify.verify(project, checker, task, args.recheck)
     print(f"{summary.text()}; stored as {rater}")
+    if args.model:
+        _model_stage(args)
 
 
 def _checks_kept(project: Project, label: str, since: str, rater: str,
@@ -899,6 +924,59 @@ def _checks_kept(project: Project, label: str, since: str, rater: str,
         return None
     return (f"{count(stored, 'check')} stored as {rater}"
             + ("" if recheck else " (a new run checks only the rest)"))
+
+
+def _model_stage(args: argparse.Namespace) -> None:
+    """``verify --model``: ask the model about every answer the rules left unsettled, once, and
+    store the combined result as the rater ``rules+MODEL`` (:mod:`physgrade.answers.model_stage`)."""
+    from physgrade.answers import model_stage
+    from physgrade.judge.client import connect
+    from physgrade.judge.pricing import price_for
+    from physgrade.judge.scope import Scope
+
+    price = price_for(args.model, args.price_in, args.price_out)
+    scope = Scope(limit=args.limit, retry_failed=args.retry_failed)
+    summary = None
+    with Project.open(args.db) as project:
+        prompts = _prompts(args, project)
+        plan = model_stage.plan(project, args.model, prompts, scope, price)
+        label = model_stage.combined_label(args.model, plan.prompt_version)
+        print(f"model stage: {plan.text()}\n  stored with the rules' settled checks as the rater "
+              f"{label}")
+        if price is None and plan.pending:
+            print(PRICE_HINT)
+        if args.dry_run:
+            print("dry run: nothing was sent")
+            return
+        settled, _ = model_stage.settle(project, args.model, prompts, scope)
+        if settled:
+            said = ", ".join(f"{n:,} {outcome.replace('_', ' ')}" for outcome, n in settled.items())
+            print(f"settled by the rules and copied into {label}: {said}")
+        if plan.pending:
+            client = connect(args.timeout, args.max_retries)
+            summary = _ask_directly(project, client, plan, prompts, price, args.concurrency)
+        print(model_stage.tally(project, args.model, plan.prompt_version))
+    if summary is not None and summary.stopped:
+        raise CommandError(f"the model stage stopped early: {summary.stopped}; every answer that "
+                           "arrived is stored, and running it again asks only for the rest")
+
+
+@command("answers", "final answers judged by rule: strict, liberal and unjudgeable rates per "
+                    "model, and agreement with the experts' final-answer scores",
+         DB, arg("--rater", default="rules",
+                 help="whose answer checks (default: rules; e.g. 'rules [rtol 0.05]' or a "
+                      "'rules+MODEL' rater)"),
+         JSON)
+def cmd_answers(args: argparse.Namespace) -> None:
+    # Imported here: pandas and scipy are for reports, not for every command.
+    from physgrade.answers.accuracy import judged
+
+    with Project.open(args.db) as project:
+        found = judged(project, args.rater)
+    if args.json:
+        print(json.dumps(found.as_dict(), indent=2, ensure_ascii=False))
+    else:
+        print(found.text())
 
 
 # -- near-duplicate questions ---------------------------------------------------------------

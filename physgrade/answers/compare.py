@@ -71,8 +71,9 @@ def check(gold: str, pred: str, answer_type: str | None = None, unit: str | None
         counted = (f"the reference has {len(gold_parts)} answers; the response gives "
                    f"{len(pred_parts)}")
         if doubt := _count_doubt(found, reference, pred_parts, settings):
-            return Check(Outcome.NOT_CHECKED, f"{counted}, but {doubt}", found.text)
-        return Check(Outcome.NOT_EQUIVALENT, counted, found.text)
+            return Check(Outcome.NOT_CHECKED, f"{counted}, but {doubt}", found.text,
+                         0, len(gold_parts))
+        return Check(Outcome.NOT_EQUIVALENT, counted, found.text, 0, len(gold_parts))
     verdicts = []
     for index, (part, pred_part) in enumerate(zip(reference, pred_parts)):
         gold_part, kind, part_unit = part.text, part.kind, part.unit
@@ -91,7 +92,8 @@ def check(gold: str, pred: str, answer_type: str | None = None, unit: str | None
                 continue
             whose = "reference" if isinstance(error, _GoldError) else "response"
             return Check(Outcome.UNPARSEABLE, _numbered(index, len(gold_parts),
-                                                        f"{whose} answer: {error}"), found.text)
+                                                        f"{whose} answer: {error}"), found.text,
+                         sum(v.same and v.sure for v in verdicts), len(gold_parts))
     return _conclusion(verdicts, found, pred_parts)
 
 
@@ -102,14 +104,16 @@ def _conclusion(verdicts: list[_Verdict], found: extract.Found, used: list[str])
         return "; ".join(_numbered(index, len(verdicts), v.reason) for index, v in which)
 
     numbered = list(enumerate(verdicts))
+    # The parts right: those that match (none where the answer may not be the one meant).
+    total, right = len(verdicts), sum(v.same and v.sure for v in verdicts)
     if all(v.same for v in verdicts):
-        return Check(Outcome.EQUIVALENT, reasons(numbered), found.text)
+        return Check(Outcome.EQUIVALENT, reasons(numbered), found.text, total, total)
     if found.skips_numbers(used):
-        return Check(Outcome.NOT_CHECKED, _PICKED, found.text)
+        return Check(Outcome.NOT_CHECKED, _PICKED, found.text, 0, total)
     if any(v.sure and not v.same for v in verdicts):
-        return Check(Outcome.NOT_EQUIVALENT, reasons(numbered), found.text)
+        return Check(Outcome.NOT_EQUIVALENT, reasons(numbered), found.text, right, total)
     return Check(Outcome.NOT_CHECKED, reasons([(i, v) for i, v in numbered if not v.sure]),
-                 found.text)
+                 found.text, right, total)
 
 
 def _count_doubt(found: extract.Found, reference: list[Part], pred_parts: list[str],

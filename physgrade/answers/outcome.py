@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 
@@ -21,14 +21,36 @@ class Check:
 
     ``answer`` is the final answer found in the response (None if there was none), so the reader
     can see what the rules compared without searching the response for it.
+
+    ``parts_right`` of ``parts_total`` are the reference's sub-answers (one per sub-question of
+    a compound answer, else one) that the rules are sure the response got right, so that a
+    problem's partial credit can be counted later without checking again. They are None where
+    the check never reached the reference's parts (no answer found, the response unreadable);
+    :meth:`parts` then counts the answer as one part. They are not part of a check's equality:
+    they follow from the verdicts that the reason states.
     """
 
     outcome: Outcome
     reason: str
     answer: str | None = None
+    parts_right: int | None = field(default=None, compare=False)
+    parts_total: int | None = field(default=None, compare=False)
 
     def to_json(self) -> dict[str, str]:
         return {"outcome": self.outcome.value, "reason": self.reason}
+
+    def parts(self) -> tuple[int, int]:
+        """(right, total) sub-answers; see :func:`counted_parts`."""
+        return counted_parts(self.outcome, self.parts_right, self.parts_total)
+
+
+def counted_parts(outcome: str, right: int | None, total: int | None) -> tuple[int, int]:
+    """How many of a reference's sub-answers a check found right, of how many: the recorded
+    counts, or, for a check stored without them (before they were recorded, or one that never
+    split the reference), one part, right if the answer is equivalent."""
+    if total is None or right is None or total < 1:
+        return (1 if outcome == Outcome.EQUIVALENT else 0), 1
+    return min(max(right, 0), total), total
 
 
 #: The relative tolerance for numbers unless a project sets another (``answer_tolerance`` in its

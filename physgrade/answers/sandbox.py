@@ -95,7 +95,8 @@ def _limit_memory(megabytes: int) -> None:
 
 def _serve(connection: Connection, settings: Settings, memory_mb: int, caller: int,
            leftovers: tuple[str, ...]) -> None:
-    """A worker's loop: receive a request, send back (outcome, reason, answer), until None.
+    """A worker's loop: receive a request, send back (outcome, reason, answer, parts right,
+    parts in all), until None.
     The worker ends with ``caller`` (its parent is the forkserver), even mid-check, and removes
     ``leftovers`` if the caller was killed."""
     die_with(caller, leftovers)
@@ -121,7 +122,8 @@ def _serve(connection: Connection, settings: Settings, memory_mb: int, caller: i
         except Exception as error:  # a bug or a library failure must not kill the run
             result = Check(Outcome.UNPARSEABLE, f"the check failed: {type(error).__name__}: {error}")
         try:
-            connection.send((result.outcome.value, result.reason, result.answer))
+            connection.send((result.outcome.value, result.reason, result.answer,
+                             result.parts_right, result.parts_total))
         except OSError:
             return  # the caller was killed: nobody waits for the answer
 
@@ -266,11 +268,11 @@ class Checker:
 
     def _receive(self, index: int) -> Check:
         try:
-            outcome, reason, answer = self._workers[index].connection.recv()
+            outcome, reason, answer, right, total = self._workers[index].connection.recv()
         except (EOFError, OSError):
             self._restart(index)
             return Check(Outcome.TIMEOUT, "the check stopped its worker (out of memory?)")
-        return Check(Outcome(outcome), reason, answer)
+        return Check(Outcome(outcome), reason, answer, right, total)
 
     def _restart(self, index: int) -> None:
         """Kill a stuck or dead worker and start a fresh one in its place."""

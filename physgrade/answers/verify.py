@@ -2,7 +2,9 @@
 
 A check becomes the rater's final-answer score, so reports set it beside people and judges:
 ANS at its maximum for ``equivalent``, 0 for ``not_equivalent`` and ``no_answer``. The outcome,
-its reason and the answer found are kept in the assessment. ``not_checked``, ``unparseable``
+its reason, the answer found and how many of the reference's sub-answers it got right
+(``parts_right`` of ``parts_total``: what :mod:`physgrade.answers.accuracy` counts partial
+credit from) are kept in the assessment. ``not_checked``, ``unparseable``
 and ``timeout`` say nothing about the response, so they are stored as failed assessments without
 a score.
 
@@ -124,8 +126,9 @@ def store(project: Project, settings: Settings, results: list[tuple[str, Check]]
         for response_id, check in results:
             response = scored(project, response_id)
             answer = response.rubric.criterion(FINAL_ANSWER)
+            right, total = check.parts()
             extra = {"outcome": check.outcome.value, "answer": check.answer, "rtol": settings.rtol,
-                     "mantissa": settings.mantissa}
+                     "mantissa": settings.mantissa, "parts_right": right, "parts_total": total}
             values = {}
             if check.outcome in _SCORED:
                 values[FINAL_ANSWER] = (answer.allowed_values(response.multiple_choice)[-1]
@@ -146,4 +149,5 @@ def stored(project: Project, response_id: str, settings: Settings = Settings()) 
     if row is None:
         return None
     extra = json.loads(row[1] or "{}")
-    return Check(Outcome(extra.get("outcome", "unparseable")), row[0] or "", extra.get("answer"))
+    return Check(Outcome(extra.get("outcome", "unparseable")), row[0] or "", extra.get("answer"),
+                 extra.get("parts_right"), extra.get("parts_total"))

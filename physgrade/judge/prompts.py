@@ -44,10 +44,13 @@ PLACEHOLDERS: dict[str, frozenset[str]] = {
     "duplicate.md": frozenset({"problem_a", "problem_b"}),
     "examples.md": frozenset({"examples"}),
     "example.md": frozenset({"question", "response", "grade"}),
+    "answer_check_system.md": frozenset(),
+    "answer_check.md": frozenset({"question", "reference_answer", "final_answer"}),
 }
 #: Templates added after people had made folders of their own: a folder without them uses the
 #: bundled ones rather than being refused.
-BUNDLED_IF_MISSING = frozenset({"examples.md", "example.md"})
+BUNDLED_IF_MISSING = frozenset({"examples.md", "example.md", "answer_check_system.md",
+                                "answer_check.md"})
 #: The rubric each grading template describes; its ``{{...}}`` fields are filled from it.
 RUBRIC_OF: dict[str, Rubric] = {"prefs_criteria.md": PREFS, "problem_parts.md": PREFS,
                                 "problem_holistic.md": PREFS, "conceptual.md": CONCEPTUAL}

@@ -1,8 +1,9 @@
 """What a judge can be asked for, and running a planned job of any kind.
 
-Each purpose (P-REFS verdicts, Bloom suggestions, duplicate-pair labels) says how its prompt
-version is derived, how its requests are built and how its answers are stored; the runner and
-the batches need nothing else, so a further purpose plugs in here.
+Each purpose (P-REFS verdicts, Bloom suggestions, duplicate-pair labels, final-answer checks
+of what the rules left open) says how its prompt version is derived, how its requests are built
+and how its answers are stored; the runner and the batches need nothing else, so a further
+purpose plugs in here.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
+from physgrade.answers import model_stage
 from physgrade.changes import Changes
 from physgrade.judge import bloom, duplicates, verdicts, versions
 from physgrade.judge.pricing import Price
@@ -45,7 +47,10 @@ PURPOSES = {verdicts.PURPOSE: Purpose(verdicts.prompt_version, verdicts.plan, ve
                                    bloom.stored, lambda prompts: bloom.TEMPLATES),
             duplicates.PURPOSE: Purpose(duplicates.prompt_version, duplicates.plan,
                                         duplicates.jobs, duplicates.store, duplicates.stored,
-                                        lambda prompts: duplicates.TEMPLATES)}
+                                        lambda prompts: duplicates.TEMPLATES),
+            model_stage.PURPOSE: Purpose(model_stage.prompt_version, model_stage.plan,
+                                         model_stage.jobs, model_stage.store, model_stage.stored,
+                                         lambda prompts: model_stage.TEMPLATES)}
 
 
 def run_plan(project: Project, client: "anthropic.Anthropic", plan: Plan, prompts: Prompts,

@@ -24,11 +24,12 @@ import pandas as pd
 import physgrade
 from physgrade import analyses
 from physgrade.annotation import figures as bloom
+from physgrade.answers import accuracy as answer_checks
 from physgrade.changes import RecordKind
 from physgrade.estimation import sample as samples
 from physgrade.project import Project
 from physgrade.raters import HUMAN_CONSENSUS
-from physgrade.report import corrected, folding, judge_cards, plots
+from physgrade.report import corrected, final_answers, folding, judge_cards, plots
 from physgrade.report.bloom_labels import bloom_section
 from physgrade.report.common import main_reference, paired, slug
 from physgrade.report.folding import NOBODY, FoldedRows, Folding
@@ -596,7 +597,9 @@ READ_FROM: dict[Callable[[Project], object], tuple[RecordKind, ...]] = {
     bloom.read_labels: (RecordKind.BLOOM, RecordKind.RATERS, RecordKind.QUESTIONS),
     samples.read_samples: (RecordKind.ESTIMATION, RecordKind.RESPONSES, RecordKind.QUESTIONS,
                            RecordKind.BLOOM),
-    judge_cards.read_versions: (RecordKind.RATERS, RecordKind.SCORES, RecordKind.REFINEMENTS)}
+    judge_cards.read_versions: (RecordKind.RATERS, RecordKind.SCORES, RecordKind.REFINEMENTS),
+    answer_checks.read_checks: (RecordKind.SCORES, RecordKind.RATERS, RecordKind.RESPONSES,
+                                RecordKind.QUESTIONS)}
 
 
 def _steps(project: Project, readings: Readings, data: ScoreData, options: ReportOptions,
@@ -637,6 +640,10 @@ def _steps(project: Project, readings: Readings, data: ScoreData, options: Repor
                     corrected.corrected_section(estimation_samples, data, options, number, task)),
               _Step("making the judge cards", lambda number, _c, task:
                     judge_cards.judge_cards_section(versions, data, number, task))]
+    checks = read(answer_checks.read_checks)
+    if checks.has_checks():
+        steps.append(_Step("judging final answers", lambda number, _c, _t:
+                           final_answers.final_answers_section(checks, data, number)))
     if rater is not None:
         # The study's analyses stay last (the app's Reports page says so).
         steps.append(_Step("computing the study's analyses", lambda number, _c, _t:

@@ -1,0 +1,67 @@
+"""The report's "Final answers" section: final answers judged by rule to the seeds' standard
+(strict, liberal and unjudgeable rates per model, :mod:`physgrade.answers.accuracy`) and how far
+each rater of answer checks agrees with the people's final-answer scores.
+
+Shown only when the project has answer checks, so that a project without them reports as before.
+"""
+
+from __future__ import annotations
+
+from physgrade.answers.accuracy import Checks, accuracy, expert_agreement
+from physgrade.report.common import main_reference
+from physgrade.report.model import Cell, Section, Table
+from physgrade.scoring.tables import ScoreData
+
+TITLE = "Final answers"
+RATES = frozenset({"Strict", "Liberal", "Unjudgeable rate", "Unchecked rate"})
+
+
+def final_answers_section(checks: Checks, data: ScoreData, number: int) -> Section | None:
+    """The section for every rater with answer checks among the report's responses; None when
+    there are none."""
+    checks = checks.narrowed(data.responses.index)
+    if not checks.has_checks():
+        return None
+    reference = main_reference(data)
+    rows: list[tuple[Cell, ...]] = []
+    agreement_rows: list[tuple[Cell, ...]] = []
+    difference_rows: list[tuple[Cell, ...]] = []
+    for rater in checks.raters():
+        for row in accuracy(checks, rater):
+            counts = row.counts
+            rows.append((rater, row.model, row.n, counts["correct"], counts["partial"],
+                         counts["incorrect"], counts["unchecked"], counts["unjudgeable"],
+                         counts["missing"], row.strict, row.liberal, row.unjudgeable,
+                         row.unchecked))
+        if reference is None:
+            continue
+        found = expert_agreement(checks, data, rater, reference)
+        agreement_rows.append((rater, reference, found.n, found.exact, found.kappa,
+                               found.rater_only, found.reference_only))
+        difference_rows += [(rater, d.response_id, d.model, d.outcome, d.reason, d.expert_score,
+                             d.expert_maximum) for d in found.differences]
+    tables = [Table(
+        "final_answers_accuracy", "Final answers judged by rule, per model",
+        ("Rater", "Model", "n", "Correct", "Partial", "Incorrect", "Unchecked", "Unjudgeable",
+         "Missing", "Strict", "Liberal", "Unjudgeable rate", "Unchecked rate"), rows,
+        "n: responses whose question has a reference answer. Strict = correct / n; liberal = "
+        "(correct + ½·partial) / n; every rate with its Wilson 95% interval. Unjudgeable: the "
+        "reference answer itself could not be read (kept in n). Unchecked: the rules could not "
+        "tell (not checked, response unreadable, time out). Missing: not checked by this rater.",
+        RATES)]
+    if reference is not None:
+        tables.append(Table(
+            "final_answers_agreement", f"Answer checks against {reference}'s final-answer score",
+            ("Rater", "Reference", "n", "Exact agreement", "Cohen's κ", "Only rater right",
+             "Only reference right"), agreement_rows,
+            "Right: equivalent for the checks, ANS at its maximum for people; checks with no "
+            "verdict (unchecked, unjudgeable) are left out.", frozenset({"Exact agreement"})))
+        tables.append(Table(
+            "final_answers_differences", "Where the answer checks and the people differ",
+            ("Rater", "Response", "Model", "Outcome", "Reason", "People's ANS", "ANS maximum"),
+            difference_rows))
+    intro = ("Final answers judged as Physics-R1 judges them: a problem is correct only if every "
+             "part of its reference answer is right, partial if some are; strict accuracy counts "
+             "the correct, liberal gives half credit to the partial, and answers whose reference "
+             "cannot be read are unjudgeable, kept in n and reported as their own rate.")
+    return Section(f"{number}. {TITLE}", intro, tables, short=f"{number}. {TITLE}")
