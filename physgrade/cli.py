@@ -190,6 +190,9 @@ MODEL_STAGE = (arg("--model", help="then ask this Anthropic model (e.g. claude-h
                         "(the rules still run and store their checks)"),
                arg("--retry-failed", action="store_true",
                    help="with --model: ask again where an earlier answer did not fit"),
+               arg("--batch", action="store_true",
+                   help="with --model: submit the model's calls through the Message Batches API "
+                        "(half price, results within a day); collect with judge-status"),
                *CALLS, *CLIENT)
 
 
@@ -893,7 +896,8 @@ def cmd_verify(args: argparse.Namespace) -> None:
 
     stage_only = [flag for flag, given in (("--limit", args.limit is not None),
                                            ("--dry-run", args.dry_run),
-                                           ("--retry-failed", args.retry_failed)) if given]
+                                           ("--retry-failed", args.retry_failed),
+                                           ("--batch", args.batch)) if given]
     if stage_only and not args.model:
         raise CommandError(f"{', '.join(stage_only)} only go with --model")
     if args.model and (args.rtol is not None or args.mantissa or args.preset):
@@ -939,7 +943,7 @@ def _model_stage(args: argparse.Namespace) -> None:
     summary = None
     with Project.open(args.db) as project:
         prompts = _prompts(args, project)
-        plan = model_stage.plan(project, args.model, prompts, scope, price)
+        plan = model_stage.plan(project, args.model, prompts, scope, price, args.batch)
         label = model_stage.combined_label(args.model, plan.prompt_version)
         print(f"model stage: {plan.text()}\n  stored with the rules' settled checks as the rater "
               f"{label}")
@@ -954,7 +958,10 @@ def _model_stage(args: argparse.Namespace) -> None:
             print(f"settled by the rules and copied into {label}: {said}")
         if plan.pending:
             client = connect(args.timeout, args.max_retries)
-            summary = _ask_directly(project, client, plan, prompts, price, args.concurrency)
+            if args.batch:
+                _submit_batches(args.db, project, client, plan, prompts)
+            else:
+                summary = _ask_directly(project, client, plan, prompts, price, args.concurrency)
         print(model_stage.tally(project, args.model, plan.prompt_version))
     if summary is not None and summary.stopped:
         raise CommandError(f"the model stage stopped early: {summary.stopped}; every answer that "

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -37,6 +38,11 @@ TWO_PARTS = "\\boxed{2.0 m/s}, \\boxed{5.0 J}"
 def checked(tmp_path: Path) -> Path:
     """A project whose responses the rules settle (r-1 right, r-6 no answer) or leave open
     (r-4 a wrong number, r-5 one of two parts wrong, r-7 a value in words)."""
+    return make_project(tmp_path)
+
+
+def make_project(tmp_path: Path) -> Path:
+    """The project of :func:`checked`, not yet checked by the rules."""
     path = tmp_path / "answers.physgrade"
     with Project.create(path) as project:
         import_file(project, write_jsonl(tmp_path / "q.jsonl", [
@@ -177,6 +183,59 @@ def test_a_dry_run_sends_nothing_and_rules_flags_are_refused(checked, fake, caps
     assert fake.message_requests() == [] and checks(checked) == {}
     assert verify(checked, "--rtol", "0.05") == 1
     assert "leave out --rtol" in capsys.readouterr().err
+
+
+def test_a_batch_is_submitted_collected_by_judge_status_and_stored_like_a_direct_run(
+        checked, fake, capsys, tmp_path):
+    fake.answer = judge
+    direct = tmp_path / "direct.physgrade"
+    shutil.copy(checked, direct)
+    assert verify(checked, "--batch") == 0
+    out = capsys.readouterr().out
+    assert "3 calls, about" in out and "half price in a batch" in out
+    assert "submitted 3 requests in 1 batch(es)" in out and f"judge-status {checked}" in out
+    assert fake.message_requests() == []  # nothing asked directly
+    [batch_id] = list(fake.batches)
+    assert sorted(re.search(r"<final_answer>(.*?)</final_answer>",
+                            item["params"]["messages"][0]["content"], re.DOTALL).group(1)
+                  for item in fake.batches[batch_id]["requests"]) == \
+        ["12 m/s", TWO_PARTS, "about ten metres per second"]
+    # The rules' settled checks are in at once; the model's wait for the batch.
+    assert {rid: found.stage for rid, found in checks(checked).items()} == \
+        {"r-1": "rules", "r-6": "rules"}
+    assert verify(checked, "--dry-run") == 0
+    assert "3 waiting in submitted batches" in capsys.readouterr().out
+    with Project.open(checked) as project:
+        assert project.conn.execute("SELECT purpose, model, prompt_version, requests FROM "
+                                    "judge_batches").fetchall() == [("answers", MODEL,
+                                                                     version(), 3)]
+
+    assert main(["judge-status", str(checked)]) == 0
+    assert "in_progress" in capsys.readouterr().out
+    fake.finish_batches()
+    assert main(["judge-status", str(checked)]) == 0
+    assert "collected: 3 stored, 0 failed, 0 not answered" in capsys.readouterr().out
+    assert fake.message_requests() == []
+
+    assert verify(direct) == 0  # the same project, asked directly
+    assert len(fake.message_requests()) == 3
+    assert checks(checked) == checks(direct) and len(checks(checked)) == len(RULES)
+    assert ans_scores(checked) == ans_scores(direct) == {"r-1": 2, "r-4": 0, "r-5": 0,
+                                                          "r-6": 0, "r-7": 2}
+    with Project.open(checked) as project:
+        extras = [json.loads(extra) for (extra,) in project.conn.execute(
+            "SELECT a.extra FROM assessments a JOIN raters t ON t.id = a.rater_id WHERE t.name "
+            "= ?", (model_stage.rater_name(MODEL),))]
+    assert sorted(e.get("batch", "") for e in extras) == ["", "", batch_id, batch_id, batch_id]
+    assert verify(checked, "--dry-run") == 0
+    assert "0 calls" in capsys.readouterr().out
+    assert verify(checked, "--batch", "--workers", "1") == 0  # nothing more to submit
+    assert list(fake.batches) == [batch_id]
+
+
+def test_batch_goes_only_with_model(checked, capsys):
+    assert main(["verify", str(checked), "--batch"]) == 1
+    assert "--batch only go with --model" in capsys.readouterr().err
 
 
 def test_answers_are_read_strictly():

@@ -19,6 +19,7 @@ from physgrade.cli import main
 from physgrade.importer import import_file
 from physgrade.project import Project
 from physgrade.raters import HUMAN, rater_id
+from physgrade.report import final_answers
 from physgrade.rubric import FINAL_ANSWER
 from physgrade.scores import scored, write
 from physgrade.scoring.tables import load
@@ -232,7 +233,7 @@ def test_the_report_shows_final_answers_only_when_there_are_checks(
 
     grade_ans(checked, {"a-1": 2, "a-4": 1, "b-1": 2, "b-2": 2, "b-3": 0})
     report = build_report(checked)
-    section = next(s for s in report.sections if s.title.endswith("Final answers"))
+    section = next(s for s in report.sections if s.title.endswith(final_answers.TITLE))
     tables = {table.name: table for table in section.tables}
     accuracy_rows = {row[1]: row for row in tables["final_answers_accuracy"].rows}
     rater, model, n, correct, partial, incorrect, unchecked, unjudgeable, missing, strict, \
@@ -253,4 +254,4 @@ def test_the_report_shows_final_answers_only_when_there_are_checks(
     with Project.create(without) as bare:
         import_file(bare, write_jsonl(tmp_path / "q2.jsonl", [question()]), "questions")
         import_file(bare, write_jsonl(tmp_path / "r2.jsonl", [response()]), "responses")
-        assert not any(s.title.endswith("Final answers") for s in build_report(bare).sections)
+        assert not any(s.title.endswith(final_answers.TITLE) for s in build_report(bare).sections)

@@ -342,3 +342,46 @@ def test_an_error_of_the_block_is_raised_and_rolled_back(loaded):
             raise RuntimeError("the block failed")
     assert not loaded.conn.in_transaction
     assert loaded.conn.execute("SELECT count(*) FROM responses").fetchone()[0] == 3
+
+
+def test_a_project_of_schema_12_keeps_its_batches_when_answer_checks_may_be_batched(tmp_path):
+    """Version 13 rebuilds judge_batches to take answer checks: a batch submitted before keeps
+    its row and its items, which still point at it, and an answer-check batch goes in."""
+    older = tmp_path / "schema12"
+    older.mkdir()
+    for step in migrations()[:12]:
+        shutil.copy(step.path, older)
+    path = tmp_path / "old.physgrade"
+    row = ("msgbatch_old", "verdicts", "claude-haiku-4-5", "v1", 2, "in_progress",
+           '{"processing": 2}', "2026-01-01T00:00:00Z", None, None)
+    with Project.create(path, older) as old:
+        with old.transaction():
+            old.conn.execute("INSERT INTO judge_batches VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+            old.conn.executemany("INSERT INTO judge_batch_items VALUES (?, ?, ?)",
+                                 [("msgbatch_old", "i0", "r-1"), ("msgbatch_old", "i1", "r-2")])
+        with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
+            with old.transaction():
+                old.conn.execute("INSERT INTO judge_batches (id, purpose, model, prompt_version, "
+                                 "requests, status, submitted_at) VALUES ('b', 'answers', 'm', "
+                                 "'v', 1, 'ended', 'now')")
+    with Project.open(path) as upgraded:
+        conn = upgraded.conn
+        assert upgraded.schema_version == len(migrations()) >= 13
+        assert conn.execute("SELECT * FROM judge_batches").fetchall() == [row]
+        assert conn.execute("SELECT custom_id, item_id FROM judge_batch_items WHERE batch_id = "
+                            "'msgbatch_old' ORDER BY custom_id").fetchall() == [("i0", "r-1"),
+                                                                                ("i1", "r-2")]
+        with upgraded.transaction():
+            conn.execute("INSERT INTO judge_batches (id, purpose, model, prompt_version, "
+                         "requests, status, submitted_at) VALUES ('msgbatch_answers', 'answers', "
+                         "'m', 'v', 1, 'in_progress', 'now')")
+            conn.execute("INSERT INTO judge_batch_items VALUES ('msgbatch_answers', 'i0', 'r-1')")
+        assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+        assert "REFERENCES judge_batches" in conn.execute(
+            "SELECT sql FROM sqlite_master WHERE name = 'judge_batch_items'").fetchone()[0]
+        assert conn.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = "
+                            "'judge_batch_items' AND sql IS NOT NULL").fetchall() == [
+            ("judge_batch_items_item",)]
+        with pytest.raises(sqlite3.IntegrityError, match="FOREIGN KEY"):
+            with upgraded.transaction():
+                conn.execute("INSERT INTO judge_batch_items VALUES ('nowhere', 'i0', 'r-1')")

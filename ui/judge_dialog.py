@@ -259,6 +259,79 @@ class JudgeCallsDialog(QDialog):
             widget.hide()
         self.ops.busy_changed.connect(self._show_state)  # another run under way holds Run back
 
+    def _add_limit_and_retry(self, unit: str, limit_tip: str, retry_text: str,
+                             retry_tip: str) -> None:
+        """The form's Limit box (0: all of ``unit``) and its box to ask again where an earlier
+        answer did not fit, then the rows every run has (concurrency, the key)."""
+        self.limit = QSpinBox(self.settings)
+        self.limit.setRange(0, MAX_LIMIT)
+        self.limit.setSpecialValueText("all")
+        self.limit.setSuffix(f" {unit}")
+        self.limit.setGroupSeparatorShown(True)
+        self.limit.setToolTip(limit_tip)
+        self.form.addRow(self._buddy("&Limit", self.limit), self.limit)
+        self.retry_failed = QCheckBox(retry_text, self.settings)
+        self.retry_failed.setToolTip(retry_tip)
+        self.form.addRow("", self.retry_failed)
+        self._add_run_parts()
+        for spin in (self.limit, self.concurrency):
+            spin.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
+            spin.setMinimumWidth(190)
+
+    def _lay_out(self, summary_rows: tuple[str, ...], above: QWidget | None = None) -> None:
+        """``above`` (an introduction), the form and the estimate, the progress, the last run's
+        facts and any error, scrolling above the buttons; then the first estimate, with the
+        keyboard on the model."""
+        self.summary_title = self._section("Last run")
+        self.summary_view = Facts(summary_rows, self, self.name_width)
+        parts = QVBoxLayout()
+        parts.setSpacing(10)
+        if above is not None:
+            parts.addWidget(above)
+        self._add_settings_and_estimate(parts)
+        parts.addLayout(self.progress_row)
+        parts.addWidget(self.summary_title)
+        parts.addWidget(self.stopped)
+        parts.addWidget(self.summary_view)
+        parts.addWidget(self.error)
+        parts.addStretch(1)
+        #: everything but the buttons: it scrolls where the screen is too short for it
+        self.content = fitted_layout(self, parts, self.buttons, spacing=10)
+
+        self.limit.valueChanged.connect(self.schedule_estimate)
+        self.retry_failed.toggled.connect(self.schedule_estimate)
+        self.summary_title.hide()
+        self.summary_view.hide()
+        self.update_estimate()
+        self.model.setFocus()
+
+    def _show_plan_counts(self, plan: Plan) -> None:
+        """The estimate's rows on what is done already: cached, failed, waiting in batches."""
+        self.estimate.set("Already done", f"{plan.cached:,}")
+        self.estimate.set("Failed before", (
+            f"{plan.failed_before:,} (not asked again unless the box above is ticked)"
+            if plan.failed_before else None))
+        self.estimate.set("In batches", (f"{plan.in_batches:,} waiting in submitted batches"
+                                         if plan.in_batches else None))
+
+    def _plan_with(self, make: Callable[[Project, str], Plan]) -> Plan | None:
+        """``make(project, model)``, the plan the form asks for, or None with the reason said
+        (no prompts, no model named, no project, a plan the core refuses)."""
+        model = self.model_name()
+        if self.prompts is None:
+            self._say(self._prompt_problem)
+            return None
+        if not model or self.ops.project is None:  # the project goes when the window closes
+            self._say("")
+            return None
+        try:
+            plan = make(self.ops.project, model)
+        except Exception as exc:  # a scope or project the core refuses: say why, stay open
+            self._say(f"Cannot estimate this run: {exc}")
+            return None
+        self._say("")
+        return plan
+
     def _add_settings_and_estimate(self, layout: QVBoxLayout) -> None:
         """The form, then the estimate card and its note, one above the other."""
         layout.addWidget(self.settings)
@@ -492,45 +565,12 @@ class RunJudgeDialog(JudgeCallsDialog):
             facets.addWidget(button)
         form.addRow(label("Responses", None, self.settings), facets)
 
-        self.limit = QSpinBox(self.settings)
-        self.limit.setRange(0, MAX_LIMIT)
-        self.limit.setSpecialValueText("all")
-        self.limit.setSuffix(" responses")
-        self.limit.setGroupSeparatorShown(True)
-        self.limit.setToolTip("Judge at most this many of the responses still to do "
-                              "(0: all of them)")
-        form.addRow(self._buddy("&Limit", self.limit), self.limit)
-
-        self.retry_failed = QCheckBox("&Ask again where the judge's answer did not fit the "
-                                      "rubric", self.settings)
-        self.retry_failed.setToolTip("Responses whose earlier verdict from this model was kept "
-                                     "as failed are otherwise left alone")
-        form.addRow("", self.retry_failed)
-        self._add_run_parts()
-        for spin in (self.limit, self.concurrency):
-            spin.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
-            spin.setMinimumWidth(190)
-
-        self.summary_title = self._section("Last run")
-        self.summary_view = Facts(SUMMARY_ROWS, self, self.name_width)
-        parts = QVBoxLayout()
-        parts.setSpacing(10)
-        self._add_settings_and_estimate(parts)
-        parts.addLayout(self.progress_row)
-        parts.addWidget(self.summary_title)
-        parts.addWidget(self.stopped)
-        parts.addWidget(self.summary_view)
-        parts.addWidget(self.error)
-        parts.addStretch(1)
-        #: everything but the buttons: it scrolls where the screen is too short for it
-        self.content = fitted_layout(self, parts, self.buttons, spacing=10)
-
-        self.limit.valueChanged.connect(self.schedule_estimate)
-        self.retry_failed.toggled.connect(self.schedule_estimate)
-        self.summary_title.hide()
-        self.summary_view.hide()
-        self.update_estimate()
-        self.model.setFocus()
+        self._add_limit_and_retry(
+            "responses", "Judge at most this many of the responses still to do (0: all of them)",
+            "&Ask again where the judge's answer did not fit the rubric",
+            "Responses whose earlier verdict from this model was kept as failed are otherwise "
+            "left alone")
+        self._lay_out(SUMMARY_ROWS)
 
     # -- what a run would do ----------------------------------------------------------------
 
@@ -550,32 +590,17 @@ class RunJudgeDialog(JudgeCallsDialog):
         else:
             self.estimate.set("Judge", plan.rater)
             self.estimate.set("Calls to make", f"{plan.estimate.calls:,}")
-            self.estimate.set("Already done", f"{plan.cached:,}")
-            self.estimate.set("Failed before", (
-                f"{plan.failed_before:,} (not asked again unless the box above is ticked)"
-                if plan.failed_before else None))
-            self.estimate.set("In batches", (f"{plan.in_batches:,} waiting in submitted batches"
-                                             if plan.in_batches else None))
+            self._show_plan_counts(plan)
             self._show_calls(plan.estimate)
         self._show_state()
         return plan
 
     def _make_plan(self) -> Plan | None:
-        model = self.model_name()
-        if self.prompts is None:
-            self._say(self._prompt_problem)
-            return None
-        if not model or self.ops.project is None:  # the project goes when the window closes
-            self._say("")
-            return None
-        try:
-            plan = verdicts.plan(self.ops.project, model, self.prompts, self.scope(),
-                                 price_for(model))
-        except Exception as exc:  # a scope or project the core refuses: say why, stay open
-            self._say(f"Cannot estimate this run: {exc}")
-            return None
-        self._say("")
-        return plan
+        def make(project: Project, model: str) -> Plan:
+            assert self.prompts is not None
+            return verdicts.plan(project, model, self.prompts, self.scope(), price_for(model))
+
+        return self._plan_with(make)
 
     def _readiness(self) -> tuple[bool, str]:
         """Run needs calls to make and a key to make them with."""

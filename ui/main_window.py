@@ -47,6 +47,7 @@ if TYPE_CHECKING:  # imported where used: the dialogs' modules are not needed at
     from physgrade.judge.runner import RunSummary
     from physgrade.team.packs import PackOrigin
     from physgrade_ui import transfer
+    from physgrade_ui.answers_dialog import AnswerCheckDialog, AnswerRun
     from physgrade_ui.judge_dialog import RunJudgeDialog
     from physgrade_ui.refine_dialog import RefineJudgeDialog
     from physgrade_ui.settings_dialog import SettingsDialog
@@ -185,6 +186,8 @@ class MainWindow(QMainWindow):
         self.judge_action = self._action("&Run judge…", "Ctrl+Shift+J", self.run_judge, True)
         self.refine_action = self._action("Re&fine judge…", "Ctrl+Shift+R", self.refine_judge,
                                           True)
+        self.answers_action = self._action("Check final &answers with a model…", "Ctrl+Shift+L",
+                                           self.check_answers, True)
         self.filter_action = self._action("&Search", keys.Find, self.focus_filter, True)
         self.refresh_action = self._action("&Refresh", keys.Refresh, self.refresh, True)
         self.shortcuts_action = self._action("&Keyboard Shortcuts", "F1", self.show_shortcuts)
@@ -218,6 +221,8 @@ class MainWindow(QMainWindow):
         grading_menu.addAction(self.estimation_action)
         judge_menu = self.menuBar().addMenu("&Judge")
         judge_menu.addActions([self.judge_action, self.refine_action])
+        judge_menu.addSeparator()
+        judge_menu.addAction(self.answers_action)
         help_menu = self.menuBar().addMenu("&Help")
         help_menu.addActions([self.shortcuts_action, self.about_action])
         for menu in self.menuBar().findChildren(QMenu):
@@ -397,6 +402,21 @@ class MainWindow(QMainWindow):
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.open()
         return dialog
+
+    def check_answers(self) -> AnswerCheckDialog:
+        """Judge ▸ Check final answers with a model…: the model stage of the final-answer
+        check (``physgrade verify --model``), window-modal but not blocking like Run judge's;
+        what a run stores reaches the pages through the broadcast."""
+        from physgrade_ui.answers_dialog import AnswerCheckDialog
+
+        dialog = AnswerCheckDialog(self.ops, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.checked.connect(self._answers_checked)
+        dialog.open()
+        return dialog
+
+    def _answers_checked(self, run: AnswerRun) -> None:
+        self.ops.say(run.tally)
 
     # -- navigation -------------------------------------------------------------------------
 

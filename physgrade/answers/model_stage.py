@@ -7,8 +7,10 @@ Physics-R1's judge, the model answers YES or NO for each sub-answer of the refer
 short reason, and an answer is right only if every sub-answer is.
 
 One request per unsettled response, through the judge runner (:mod:`physgrade.judge.runner`:
-cache, resume, faults, a cost estimate first, a recorded prompt version); not yet as a batch,
-whose table in the project takes no answer checks so far. The
+cache, resume, faults, a cost estimate first, a recorded prompt version), or as Message Batches
+(:mod:`physgrade.judge.batches`, purpose ``answers``: ``verify --model --batch``, collected by
+``judge-status``; stored by :func:`store` as a direct answer is, with the batch's id). The app
+runs it from Judge ▸ Check final answers with a model… (``physgrade_ui.answers_dialog``). The
 combined result is its own rater, ``rules+MODEL`` (kind ``rules``) under the answer-check
 prompt's version, so every model and prompt keeps its own verdicts. Its assessment of each
 response holds, in ``extra``: ``outcome``, ``reason``, ``stage`` (``rules`` or ``model``: which
@@ -292,6 +294,18 @@ def plan(project: Project, model: str, prompts: Prompts, scope: Scope = Scope(),
     return make_plan(PURPOSE, model, version, candidates, done, set(status) - done,
                      waiting_in_batches(project, PURPOSE, model, version), scope.retry_failed,
                      scope.limit, overhead, price, batch)
+
+
+def unchecked(project: Project) -> int:
+    """How many responses with a reference answer the rules have not checked at the project's
+    tolerance: they are not in :func:`plan` until the rules have run (``physgrade verify``), and
+    each the rules leave open adds a call."""
+    return project.conn.execute(
+        "SELECT count(*) FROM responses r JOIN questions q ON q.id = r.question_id "
+        "WHERE trim(coalesce(q.answer, '')) != '' AND r.id NOT IN (SELECT a.response_id FROM "
+        f"assessments a JOIN raters t ON t.id = a.rater_id WHERE t.name = ? AND "
+        f"{is_kind(RULES, 't')} AND t.prompt_version = ?)",
+        (RULES_RATER, project_settings(project).label)).fetchone()[0]
 
 
 def stored(project: Project, model: str, version: str) -> dict[str, str]:

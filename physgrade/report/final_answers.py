@@ -12,7 +12,10 @@ from physgrade.report.common import main_reference
 from physgrade.report.model import Cell, Section, Table
 from physgrade.scoring.tables import ScoreData
 
-TITLE = "Final answers"
+#: The section's title, and its tab's (section 3's tab is "Final answers": the final answer
+#: correct by the reference and by each judge).
+TITLE = "Final answers: strict and liberal"
+TAB = "Answer accuracy"
 RATES = frozenset({"Strict", "Liberal", "Unjudgeable rate", "Unchecked rate"})
 
 
@@ -64,4 +67,4 @@ def final_answers_section(checks: Checks, data: ScoreData, number: int) -> Secti
              "part of its reference answer is right, partial if some are; strict accuracy counts "
              "the correct, liberal gives half credit to the partial, and answers whose reference "
              "cannot be read are unjudgeable, kept in n and reported as their own rate.")
-    return Section(f"{number}. {TITLE}", intro, tables, short=f"{number}. {TITLE}")
+    return Section(f"{number}. {TITLE}", intro, tables, short=f"{number}. {TAB}")
