@@ -2,6 +2,8 @@
 
 Export then import into an empty project reproduces the same content, including the fields a
 format does not name (kept in ``extra`` and written back at the top level of each record).
+Images are written beside the records, in an ``images`` folder, each file named by its hash;
+the records list them by those relative paths, so importing the export finds them again.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from physgrade.formats import FILE_KINDS, write_records
+from physgrade.images import write_back
 from physgrade.project import Project
 from physgrade.raters import HUMAN, LLM
 from physgrade.rubric import COARSE, RUBRICS
@@ -21,7 +24,9 @@ def export_kind(project: Project, kind: str, path: str | Path, task: Task | None
     """Write every record of ``kind`` to ``path`` (JSON Lines, or CSV for ``.csv``)."""
     if kind not in FILE_KINDS:
         raise ValueError(f"unknown kind {kind!r}; use one of {', '.join(FILE_KINDS)}")
-    return write_records(_RECORDS[kind](project), path, kind, task)
+    has_images = project.conn.execute("SELECT 1 FROM image_links LIMIT 1").fetchone()
+    folder = Path(path).parent if has_images else None  # no look-up per record without images
+    return write_records(_RECORDS[kind](project, folder), path, kind, task)
 
 
 def _with_extra(record: dict[str, Any], extra: str | None) -> dict[str, Any]:
@@ -30,20 +35,33 @@ def _with_extra(record: dict[str, Any], extra: str | None) -> dict[str, Any]:
     return record
 
 
-def _questions(project: Project) -> Iterator[dict[str, Any]]:
+def _with_images(project: Project, record: dict[str, Any], field: str, owner_kind: str,
+                 owner_id: str, folder: Path | None) -> None:
+    """Write the owner's images into ``folder`` and list them in ``field`` (if it has any)."""
+    if folder is None:
+        return
+    paths = write_back(project.conn, owner_kind, owner_id, folder)
+    if paths:
+        record[field] = paths
+
+
+def _questions(project: Project, folder: Path | None) -> Iterator[dict[str, Any]]:
     for row in project.db.query(
             "SELECT id, kind, topic, question, options, answer, answer_type, unit, "
             "reference_solution, bloom_cognitive, bloom_knowledge, variant_of, region, extra "
             "FROM questions ORDER BY id"):
         extra = row.pop("extra")
         row["options"] = json.loads(row["options"]) if row["options"] else None
+        _with_images(project, row, "images", "question", row["id"], folder)
+        _with_images(project, row, "reference_images", "reference", row["id"], folder)
         yield _with_extra(row, extra)
 
 
-def _responses(project: Project) -> Iterator[dict[str, Any]]:
+def _responses(project: Project, folder: Path | None) -> Iterator[dict[str, Any]]:
     for row in project.db.query("SELECT id, question_id, model, response, extra FROM responses "
                                 "ORDER BY id"):
         extra = row.pop("extra")
+        _with_images(project, row, "images", "response", row["id"], folder)
         yield _with_extra(row, extra)
 
 
@@ -74,7 +92,7 @@ def _score_fields(assessment: dict, scores: list) -> dict[str, Any]:
             "rationale": {criterion: note for criterion, _, note in scores if note}}
 
 
-def _verdicts(project: Project) -> Iterator[dict[str, Any]]:
+def _verdicts(project: Project, folder: Path | None) -> Iterator[dict[str, Any]]:
     for assessment, scores in _scores_by_assessment(project, LLM):
         record = {"response_id": assessment["response_id"], "judge": assessment["name"],
                   "prompt_version": assessment["prompt_version"]}
@@ -82,7 +100,7 @@ def _verdicts(project: Project) -> Iterator[dict[str, Any]]:
         yield _with_extra(record, assessment["extra"])
 
 
-def _grades(project: Project) -> Iterator[dict[str, Any]]:
+def _grades(project: Project, folder: Path | None) -> Iterator[dict[str, Any]]:
     for assessment, scores in _scores_by_assessment(project, HUMAN):
         record = {"response_id": assessment["response_id"], "grader": assessment["name"]}
         record.update(_score_fields(assessment, scores))
@@ -92,7 +110,7 @@ def _grades(project: Project) -> Iterator[dict[str, Any]]:
         yield _with_extra(record, assessment["extra"])
 
 
-def _judge_reviews(project: Project) -> Iterator[dict[str, Any]]:
+def _judge_reviews(project: Project, folder: Path | None) -> Iterator[dict[str, Any]]:
     reviews = project.db.query(
         "SELECT v.reviewer_id, v.judge_id, v.response_id, v.verdict, v.extra, "
         "rv.name AS reviewer, j.name AS judge, j.prompt_version FROM judge_reviews v "
@@ -109,7 +127,7 @@ def _judge_reviews(project: Project) -> Iterator[dict[str, Any]]:
         yield _with_extra(record, review["extra"])
 
 
-def _bloom(project: Project) -> Iterator[dict[str, Any]]:
+def _bloom(project: Project, folder: Path | None) -> Iterator[dict[str, Any]]:
     for row in project.db.query(
             "SELECT b.question_id, r.name AS annotator, r.kind, b.cognitive, b.knowledge, b.extra "
             "FROM bloom_labels b JOIN raters r ON r.id = b.annotator_id "

@@ -41,8 +41,12 @@ FIELDS: dict[str, tuple[str, ...]] = {
 _NAMED = {kind: frozenset(names) for kind, names in FIELDS.items()}
 #: Fields of the earlier, coarser verdict schema (accepted for verdicts and grades).
 COARSE_FIELDS = ("answer", "reasoning", "calculations", "explanation")
-#: Fields that hold JSON objects (in CSV, as JSON text in a cell).
-NESTED = {"options", "scores", "rationale", "criteria", "notes"}
+#: The image fields of each kind (lists of paths or data: URIs, see physgrade.images); written
+#: on export only when a record has images, so they are not among ``FIELDS``.
+IMAGE_FIELDS: dict[str, tuple[str, ...]] = {"questions": ("images", "reference_images"),
+                                            "responses": ("images",)}
+#: Fields that hold JSON objects or lists (in CSV, as JSON text in a cell).
+NESTED = {"options", "scores", "rationale", "criteria", "notes", "images", "reference_images"}
 #: A pseudo-field for ``--map``: ``--map @line=id`` gives records without ids "FILE:LINE".
 LINE_FIELD = "@line"
 CRITERION_KEYS = tuple(dict.fromkeys(PREFS.keys + CONCEPTUAL.keys))
@@ -413,6 +417,44 @@ def extra_fields(record: Record, kind: str, also: tuple[str, ...] = ()) -> str |
         return None
     extra = {k: v for k, v in record.data.items() if k in unnamed}
     return json.dumps(extra, ensure_ascii=False, sort_keys=True) if extra else None
+
+
+def image_list(record: Record, name: str) -> list[str]:
+    """An image field: a list of paths or data: URIs (a single string is one image)."""
+    value = record.data.get(name)
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value] if value.strip() else []
+    if not isinstance(value, list):
+        raise record.error(name, f"must be a list of image paths or data: URIs, not "
+                                 f"{type(value).__name__}")
+    for index, item in enumerate(value):
+        if not isinstance(item, str):
+            raise record.error(f"{name}[{index}]", "must be a path or a data: URI, not "
+                                                   f"{type(item).__name__}")
+    return value
+
+
+def messages_question(record: Record) -> str | None:
+    """The question of a chat-shaped record (Physics-R1's ``messages``): the text of its user
+    messages. Text parts of a message given as parts (``[{"type": "text", ...}]``) are joined."""
+    messages = record.data.get("messages")
+    if not isinstance(messages, list):
+        return None
+    texts = []
+    for index, message in enumerate(messages):
+        if not isinstance(message, dict):
+            raise record.error(f"messages[{index}]", "must be an object with role and content")
+        if message.get("role") != "user":
+            continue
+        content = message.get("content")
+        if isinstance(content, list):
+            content = "\n".join(part.get("text", "") for part in content
+                                if isinstance(part, dict) and part.get("type") == "text")
+        if isinstance(content, str) and content.strip():
+            texts.append(content)
+    return "\n\n".join(texts) or None
 
 
 def timestamp_field(record: Record, name: str) -> str | None:

@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterator, Mapping
 from physgrade import formats, taxonomy
 from physgrade.changes import NOTHING, Changes, RecordKind
 from physgrade.formats import FormatError, ImportErrors, Record
+from physgrade.images import CheckedImage, ImageError, read_image, store_image
 from physgrade.orphans import die_with, starting_workers
 from physgrade.project import Project, ProjectError, now_iso
 from physgrade.raters import HUMAN, LLM, is_kind, rater_id
@@ -86,6 +87,9 @@ class Entry:
     identity: tuple
     rows: list[Row]
     raters: list[tuple[str, str, str]] = field(default_factory=list)  # (name, kind, version)
+    # Images its rows link to: stored once each, before the links, and never compared (their
+    # name is their content's hash).
+    images: list[CheckedImage] = field(default_factory=list)
 
 
 def import_file(project: Project, path: str | Path, kind: str,
@@ -105,7 +109,8 @@ def import_file(project: Project, path: str | Path, kind: str,
         if project.conn.execute("SELECT 1 FROM imports WHERE sha256 = ? AND kind = ?",
                                 (source.sha256, kind)).fetchone():
             return ImportResult(kind, source.name, 0, 0, 0, already_imported=True)
-        with _Context(project, source.size_hint) as context, project.transaction():
+        with _Context(project, source.size_hint, Path(path).parent) as context, \
+                project.transaction():
             # The import's row first (its counts last): the history of the grades it brings
             # names it.
             import_id = project.conn.execute(
@@ -234,6 +239,9 @@ class _Writer:
                    if r.parse_ticket is not None]
         if tickets:
             self._sections.wait(max(tickets))
+        for entry in fresh:
+            for image in entry.images:
+                store_image(self._conn, image)
         for table, rows in by_table.items():
             columns = [*rows[0].key, *rows[0].values, *rows[0].stamps]
             try:
@@ -397,8 +405,11 @@ class _SectionParser:
 class _Context:
     """What the checks need to know of the project, loaded lazily and once."""
 
-    def __init__(self, project: Project, expected: int) -> None:
+    def __init__(self, project: Project, expected: int, base: Path) -> None:
         self.conn = project.conn
+        self.base = base  # the folder of the file: image paths are relative to it
+        self._images: dict[str, CheckedImage] = {}  # by path or URI, each read once
+        self._distinct: dict[str, CheckedImage] = {}  # by hash: one copy in memory
         self._questions: dict[str, tuple[str, bool]] | None = None
         self._responses: dict[str, tuple[str, bool]] | None = None
         self.file_question_ids: set[str] = set()
@@ -427,6 +438,25 @@ class _Context:
                 "SELECT r.id, q.kind, q.options IS NOT NULL FROM responses r "
                 "JOIN questions q ON q.id = r.question_id")}
         return self._responses
+
+    def images(self, record: Record, field_name: str, owner_kind: str,
+               owner_id: str) -> tuple[list[Row], list[CheckedImage]]:
+        """The checked images of one image field, and the rows linking them to their owner."""
+        found = []
+        for index, reference in enumerate(formats.image_list(record, field_name)):
+            image = self._images.get(reference)
+            if image is None:
+                try:
+                    image = read_image(reference, self.base)
+                except ImageError as exc:
+                    raise record.error(f"{field_name}[{index}]", str(exc)) from None
+                image = self._distinct.setdefault(image.sha256, image)
+                self._images[reference] = image
+            found.append(image)
+        rows = [Row("image_links", {"owner_kind": owner_kind, "owner_id": owner_id,
+                                    "position": position}, {"sha256": image.sha256})
+                for position, image in enumerate(found)]
+        return rows, found
 
     def response(self, record: Record, field_name: str = "response_id") -> tuple[str, str, bool]:
         response_id = formats.id_field(record, field_name)
@@ -458,6 +488,15 @@ def _question(record: Record, context: _Context) -> Entry:
     if qid is None:
         raise record.error("id", "is required; map a field of yours to it with --map FIELD=id, "
                                  "or number the records with --map @line=id")
+    if record.data.get("question") is None and "messages" in record.data:
+        # A chat-shaped record (Physics-R1): the user's message is the question.
+        asked = formats.messages_question(record)
+        if asked is None:
+            raise record.error("messages", "holds no user message to take as the question")
+        record.data["question"] = asked
+        if all(isinstance(m, dict) and m.get("role") == "user" and set(m) <= {"role", "content"}
+               and isinstance(m.get("content"), str) for m in record.data["messages"]):
+            del record.data["messages"]  # nothing in it but the question: not kept twice
     question = formats.text_field(record, "question", required=True)
     kind = formats.vocabulary_field(record, "kind", taxonomy.QUESTION_KINDS) or "problem"
     options = formats.options_field(record)
@@ -483,7 +522,7 @@ def _question(record: Record, context: _Context) -> Entry:
                                                     taxonomy.BLOOM_KNOWLEDGE),
         "variant_of": variant_of,
         "region": formats.vocabulary_field(record, "region", taxonomy.REGIONS, strict=False),
-        "extra": formats.extra_fields(record, "questions"),
+        "extra": formats.extra_fields(record, "questions", formats.IMAGE_FIELDS["questions"]),
     }
     context.file_question_ids.add(qid)
     if variant_of is not None:
@@ -492,7 +531,11 @@ def _question(record: Record, context: _Context) -> Entry:
     row = Row("questions", {"id": qid}, values, {"reference_sections": None})
     if reference:
         context.sections.parse(reference, row, "reference_sections")
-    return Entry(record, (qid,), [row])
+    links, shown = context.images(record, "images", "question", qid)
+    reference_links, reference_shown = context.images(record, "reference_images", "reference",
+                                                      qid)
+    return Entry(record, (qid,), [row, *links, *reference_links],
+                 images=[*shown, *reference_shown])
 
 
 def _answer_type(record: Record) -> str | None:
@@ -537,10 +580,11 @@ def _response(record: Record, context: _Context) -> Entry:
     # Files without response ids get a stable one, so importing them again adds nothing.
     response_id = formats.id_field(record, "id", required=False) or f"{question_id}@{model}"
     values = {"question_id": question_id, "model": model, "response": text,
-              "extra": formats.extra_fields(record, "responses")}
+              "extra": formats.extra_fields(record, "responses", formats.IMAGE_FIELDS["responses"])}
     row = Row("responses", {"id": response_id}, values, {"sections": None, "compliant": 0})
     context.sections.parse(text, row, "sections", "compliant")
-    return Entry(record, (response_id,), [row])
+    links, shown = context.images(record, "images", "response", response_id)
+    return Entry(record, (response_id,), [row, *links], images=shown)
 
 
 def _assessment(record: Record, context: _Context, rater_field: str, rater_kind: str,

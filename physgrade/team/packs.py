@@ -1,11 +1,11 @@
 """Grader packs: one grader's share of a study as a project file of its own.
 
 A pack is an ordinary project (every command and the app open it) holding the responses
-assigned to one grader, their questions and references, the project's rubric wording, the
-grader's own grades and, unless the study is blind, the verdicts and grades of everyone else on
-those responses. Its ``pack_origin`` row says where it came from; the project keeps a ``packs``
-row and, in ``pack_base``, every person's score copied into the pack: the common ancestor that
-:mod:`physgrade.team.merge` compares both sides with.
+assigned to one grader, their questions and references (with the images of all three), the
+project's rubric wording, the grader's own grades and, unless the study is blind, the verdicts
+and grades of everyone else on those responses. Its ``pack_origin`` row says where it came
+from; the project keeps a ``packs`` row and, in ``pack_base``, every person's score copied into
+the pack: the common ancestor that :mod:`physgrade.team.merge` compares both sides with.
 
 The pack is filled in a hidden part file beside its destination (:mod:`physgrade.team.parts`)
 and renamed onto it only when complete, so a pack cut short never appears. Rows are copied by
@@ -260,6 +260,13 @@ def _copy_rows(project: Project, pack: _Pack, task: Task) -> _Filled:
     conn.execute(f"INSERT INTO {p}.responses SELECT r.* FROM main.assignments a "
                  "JOIN main.responses r ON r.id = a.response_id WHERE a.grader_id = ?",
                  (pack.grader_id,))
+    # The images of those questions, their references and those responses, each once.
+    shown = (f"(l.owner_kind IN ('question', 'reference') AND l.owner_id IN "
+             f"(SELECT id FROM {p}.questions)) OR (l.owner_kind = 'response' AND l.owner_id IN "
+             f"(SELECT id FROM {p}.responses))")
+    conn.execute(f"INSERT INTO {p}.images SELECT i.* FROM main.images i WHERE i.sha256 IN "
+                 f"(SELECT l.sha256 FROM main.image_links l WHERE {shown})")
+    conn.execute(f"INSERT INTO {p}.image_links SELECT l.* FROM main.image_links l WHERE {shown}")
     task.check()
     # Blind: the grader's own grades only; else every verdict and grade of those responses.
     whose, only = ("WHERE t.rater_id = ?", (pack.grader_id,)) if pack.blind else ("", ())
