@@ -34,6 +34,7 @@ from functools import partial
 from typing import Any, Iterator
 
 from ..changes import NOTHING, Changes
+from ..judge import figures as figs
 from ..judge.client import Outcome as CallOutcome
 from ..judge.client import Request
 from ..judge.pricing import Price
@@ -66,7 +67,7 @@ YES, NO = "YES", "NO"
 _CHUNK = 500
 _COMMIT_EVERY = 200
 _ITEMS = ("SELECT r.id, r.response, r.sections, q.question, q.options, q.answer, q.answer_type, "
-          "q.unit FROM responses r JOIN questions q ON q.id = r.question_id ")
+          "q.unit, q.id FROM responses r JOIN questions q ON q.id = r.question_id ")
 
 
 def rater_name(model: str) -> str:
@@ -183,6 +184,8 @@ class Item:
     answer_type: str | None
     unit: str | None
     rules: Check | None
+    question_id: str = ""
+    figures: tuple[figs.Figures, ...] = ()
 
     def reference_parts(self) -> list[str]:
         """The reference answer's sub-answers, each with its unit, as the rules split it (the
@@ -229,7 +232,7 @@ def request_for(prompts: Prompts, item: Item) -> tuple[Request, int]:
     prompt = prompts.fill("answer_check.md", question=item.question_text(),
                           reference_answer=listing, final_answer=item.final_answer())
     return Request(prompts.texts["answer_check_system.md"], prompt, answer_tool(),
-                   max_tokens=300 + 150 * len(parts)), len(parts)
+                   max_tokens=300 + 150 * len(parts), figures=item.figures), len(parts)
 
 
 def items(project: Project, response_ids: tuple[str, ...],
@@ -237,16 +240,19 @@ def items(project: Project, response_ids: tuple[str, ...],
     """The responses, in the order given, with the rules' checks at ``settings`` (the project's
     by default)."""
     settings = settings or project_settings(project)
+    with_images = figs.has_images(project.conn)
     for start in range(0, len(response_ids), _CHUNK):
         chunk = response_ids[start : start + _CHUNK]
         rows = {row[0]: row for row in project.conn.execute(
             f"{_ITEMS} WHERE r.id IN ({', '.join('?' * len(chunk))})", chunk)}
         for rid in chunk:
             if rid in rows:
-                _, response, sections, question, options, gold, answer_type, unit = rows[rid]
+                _, response, sections, question, options, gold, answer_type, unit, qid = rows[rid]
+                shown = figs.figures_of(project.conn, [("question", qid)]) if with_images \
+                    else ()
                 yield Item(rid, response, sections, question,
                            json.loads(options) if options else None, gold or "", answer_type,
-                           unit, rules_check(project, rid, settings))
+                           unit, rules_check(project, rid, settings), qid, shown)
 
 
 def jobs(project: Project, prompts: Prompts,
@@ -285,15 +291,42 @@ def plan(project: Project, model: str, prompts: Prompts, scope: Scope = Scope(),
     answer check for yet under these prompts. Responses the rules have not checked are not in
     it: run the rules first (``physgrade verify``)."""
     version = prompt_version(prompts)
-    candidates = [Candidate(rid, size, OUTPUT_TOKENS) for rid, size, outcome, _, _
-                  in _rules_outcomes(project, project_settings(project), scope)
-                  if outcome in UNSETTLED]
+    conn = project.conn
+    unsettled = [(rid, size) for rid, size, outcome, _, _
+                 in _rules_outcomes(project, project_settings(project), scope)
+                 if outcome in UNSETTLED]
     status = stored(project, model, version)
     done = {rid for rid, state in status.items() if state == "ok"}
+    failed = set(status) - done
+    tokens: dict[str, int] = {}
+    with_images = figs.has_images(conn)
+    held = {rid: figs.sent_hashes(extra) for rid, extra in _model_checks(project, model, version)}
+    question_of: dict[str, str] = {}
+    if with_images or held:
+        # The question's images are part of each call's key: a check on other images is due.
+        question_of = dict(conn.execute("SELECT id, question_id FROM responses"))
+        current = figs.hashes_by_owner(conn, "question")
+        done -= {rid for rid, _ in unsettled
+                 if rid in done and held.get(rid, []) != current.get(question_of[rid], [])}
+    if with_images:
+        by_question = figs.tokens_by_owner(conn, "question")
+        tokens = {rid: by_question.get(question_of.get(rid, ""), 0) for rid, _ in unsettled}
+    candidates = [Candidate(rid, size, OUTPUT_TOKENS, tokens.get(rid, 0))
+                  for rid, size in unsettled]
     overhead = sum(len(prompts.texts[name]) for name in TEMPLATES) + len(json.dumps(answer_tool()))
-    return make_plan(PURPOSE, model, version, candidates, done, set(status) - done,
+    return make_plan(PURPOSE, model, version, candidates, done, failed,
                      waiting_in_batches(project, PURPOSE, model, version), scope.retry_failed,
                      scope.limit, overhead, price, batch)
+
+
+def _model_checks(project: Project, model: str, version: str) -> list[tuple[str, str | None]]:
+    """The ``extra`` of each good check the model stage of ``model`` stored under ``version``
+    whose call sent images (it records their hashes)."""
+    return project.conn.execute(
+        "SELECT a.response_id, a.extra FROM assessments a JOIN raters t ON t.id = a.rater_id "
+        f"WHERE t.name = ? AND t.prompt_version = ? AND {is_kind(RULES, 't')} "
+        "AND a.status = 'ok' AND a.extra LIKE '%\"images\"%'",
+        (rater_name(model), version)).fetchall()
 
 
 def unchecked(project: Project) -> int:
@@ -378,6 +411,9 @@ def store(project: Project, model: str, version: str, response_id: str,
                                 "attempts": outcome.attempts}
     if batch_id:
         extra["batch"] = batch_id
+    images = figs.hashes_of(project.conn, [("question", response.question_id)])
+    if images:
+        extra["images"] = images
     check = outcome.result
     values: dict[str, int | None] = {}
     reason: str | None = None
@@ -391,9 +427,11 @@ def store(project: Project, model: str, version: str, response_id: str,
     with project.transaction():
         rater, changes = ensure_rater(project, rater_name(model), RULES, version)
         previous = project.conn.execute(
-            "SELECT status FROM assessments WHERE rater_id = ? AND response_id = ? AND rubric = ?",
-            (rater, response_id, response.rubric.key)).fetchone()
-        if previous is not None and previous[0] == "ok":
+            "SELECT status, extra FROM assessments WHERE rater_id = ? AND response_id = ? "
+            "AND rubric = ?", (rater, response_id, response.rubric.key)).fetchone()
+        if previous is not None and previous[0] == "ok" and (
+                json.loads(previous[1] or "{}").get("stage") != MODEL_STAGE
+                or figs.sent_hashes(previous[1]) == images):
             return NOTHING
         changes |= write(project, rater, response, values,
                          {FINAL_ANSWER: reason} if reason is not None else None, replace=True,

@@ -13,6 +13,7 @@ from typing import Iterator
 
 from physgrade.annotation.labels import set_bloom_label
 from physgrade.changes import NOTHING, Changes
+from physgrade.judge import figures as figs
 from physgrade.judge.client import Outcome, Request
 from physgrade.judge.pricing import Price
 from physgrade.judge.prompts import Prompts
@@ -34,10 +35,12 @@ def prompt_version(prompts: Prompts) -> str:
 
 
 def request_for(prompts: Prompts, question: str, options: dict[str, str] | None,
-                topic: str | None) -> Request:
+                topic: str | None, figures: tuple[figs.Figures, ...] = ()) -> Request:
+    """The request for one question, with its figures (if it has any) before the text."""
     prompt = prompts.fill("bloom.md", question=question, topic=topic or "(not given)",
                           options=prompts.options_block(options, 1))
-    return Request(prompts.texts["bloom_system.md"], prompt, bloom_tool(), max_tokens=512)
+    return Request(prompts.texts["bloom_system.md"], prompt, bloom_tool(), max_tokens=512,
+                   figures=figures)
 
 
 def plan(project: Project, model: str, prompts: Prompts, scope: Scope = Scope(),
@@ -46,10 +49,17 @@ def plan(project: Project, model: str, prompts: Prompts, scope: Scope = Scope(),
     version = prompt_version(prompts)
     where, params = scope.where(questions_only=True)
     conn = project.conn
-    candidates = [Candidate(qid, size, OUTPUT_TOKENS) for qid, size in conn.execute(
-        "SELECT q.id, length(q.question) + coalesce(length(q.options), 0) FROM questions q "
-        f"WHERE {where} ORDER BY q.id", params)]
+    with_images = figs.has_images(conn)
+    tokens = figs.tokens_by_owner(conn, "question") if with_images else {}
+    candidates = [Candidate(qid, size, OUTPUT_TOKENS, tokens.get(qid, 0))
+                  for qid, size in conn.execute(
+                      "SELECT q.id, length(q.question) + coalesce(length(q.options), 0) "
+                      f"FROM questions q WHERE {where} ORDER BY q.id", params)]
     done = set(stored(project, model, version))
+    held = {qid: figs.sent_hashes(extra) for qid, extra in sent(project, model, version)}
+    if with_images or held:  # a label given on other images than the question's now is due
+        current = figs.hashes_by_owner(conn, "question")
+        done -= {qid for qid in done if held.get(qid, []) != current.get(qid, [])}
     overhead = len(prompts.texts["bloom_system.md"]) + len(prompts.texts["bloom.md"]) \
         + len(json.dumps(bloom_tool()))
     return make_plan(PURPOSE, model, version, candidates, done, set(),
@@ -65,8 +75,18 @@ def stored(project: Project, model: str, version: str) -> dict[str, str]:
         f"WHERE t.name = ? AND t.prompt_version = ? AND {is_kind(LLM, 't')}", (model, version))}
 
 
+def sent(project: Project, model: str, version: str) -> list[tuple[str, str | None]]:
+    """The ``extra`` of each label ``model`` gave under ``version`` whose call sent images
+    (it records their hashes)."""
+    return project.conn.execute(
+        "SELECT b.question_id, b.extra FROM bloom_labels b JOIN raters t ON t.id = "
+        f"b.annotator_id WHERE t.name = ? AND t.prompt_version = ? AND {is_kind(LLM, 't')} "
+        "AND b.extra LIKE '%\"images\"%'", (model, version)).fetchall()
+
+
 def jobs(project: Project, prompts: Prompts,
          question_ids: tuple[str, ...]) -> Iterator[Job[BloomSuggestion]]:
+    with_images = figs.has_images(project.conn)
     for start in range(0, len(question_ids), _CHUNK):
         chunk = question_ids[start : start + _CHUNK]
         rows = {row[0]: row for row in project.conn.execute(
@@ -75,8 +95,11 @@ def jobs(project: Project, prompts: Prompts,
         for qid in chunk:
             if qid in rows:
                 _, question, options, topic = rows[qid]
+                shown = figs.figures_of(project.conn, [("question", qid)]) if with_images \
+                    else ()
                 yield Job(qid, request_for(prompts, question,
-                                           json.loads(options) if options else None, topic),
+                                           json.loads(options) if options else None, topic,
+                                           shown),
                           read_bloom)
 
 
@@ -91,5 +114,8 @@ def store(project: Project, model: str, version: str, question_id: str,
                                 "output_tokens": outcome.usage.output_tokens}
     if batch_id:
         extra["batch"] = batch_id
+    images = figs.hashes_of(project.conn, [("question", question_id)])
+    if images:
+        extra["images"] = images
     return set_bloom_label(project, question_id, model, suggestion.cognitive, suggestion.knowledge,
                            kind=LLM, prompt_version=version, extra=extra)

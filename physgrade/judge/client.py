@@ -19,6 +19,8 @@ from physgrade.judge.tools import InvalidOutput
 if TYPE_CHECKING:
     import anthropic
 
+    from physgrade.judge.figures import Figures
+
 T = TypeVar("T")
 
 #: Seconds to wait for one answer; a judge writes a few hundred tokens.
@@ -39,19 +41,24 @@ class CallError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Request:
-    """What one call sends, apart from the model: a system text, one user message, and the tool
-    the answer must come through."""
+    """What one call sends, apart from the model: a system text, one user message (its figures'
+    images, if it has any, before its text), and the tool the answer must come through."""
 
     system: str
     prompt: str
     tool: dict[str, Any]
     max_tokens: int = MAX_TOKENS
+    figures: tuple["Figures", ...] = ()
 
     def params(self, model: str, retry: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         """Keyword arguments of ``messages.create`` (and a batch request's ``params``)."""
+        user: Any = self.prompt
+        if self.figures:  # a request without figures is sent exactly as before
+            from physgrade.judge.figures import content
+            user = content(self.figures, self.prompt)
         return {"model": model, "max_tokens": self.max_tokens,
                 "system": self.system,
-                "messages": [{"role": "user", "content": self.prompt}, *(retry or [])],
+                "messages": [{"role": "user", "content": user}, *(retry or [])],
                 "tools": [self.tool],
                 "tool_choice": {"type": "tool", "name": self.tool["name"]}}
 

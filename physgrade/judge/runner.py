@@ -69,12 +69,13 @@ class Estimate:
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """An item in scope: its id, the characters its prompt adds, and the tokens the answer is
-    expected to take."""
+    """An item in scope: its id, the characters its prompt adds, the tokens the answer is
+    expected to take, and the tokens its images take (:mod:`physgrade.judge.figures`)."""
 
     item_id: str
     characters: int
     output_tokens: int
+    image_tokens: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +121,8 @@ def make_plan(purpose: str, model: str, prompt_version: str, candidates: Iterabl
         elif limit is None or len(pending) < limit:
             pending.append(candidate)
     estimate = Estimate(len(pending),
-                        sum(tokens_for(overhead_characters + c.characters) for c in pending),
+                        sum(tokens_for(overhead_characters + c.characters) + c.image_tokens
+                            for c in pending),
                         sum(c.output_tokens for c in pending), price, batch)
     return Plan(purpose, model, prompt_version, tuple(c.item_id for c in pending), cached,
                 skipped, waiting, estimate)

@@ -11,9 +11,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import partial
-from typing import Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from physgrade.changes import NOTHING, Changes
+from physgrade.judge import figures as figs
 from physgrade.judge.client import Outcome, Request
 from physgrade.judge.pricing import Price
 from physgrade.judge.prompts import EXAMPLES, Prompts
@@ -25,6 +26,9 @@ from physgrade.raters import LLM, ensure_rater, is_kind
 from physgrade.rubric import CONCEPTUAL, FINAL_ANSWER, PREFS, Rubric, rubric_for_kind
 from physgrade.scores import scored, write
 from physgrade.template import from_stored, section_text
+
+if TYPE_CHECKING:
+    import sqlite3
 
 PURPOSE = "verdicts"
 TEMPLATES = ("system.md", "prefs_criteria.md", "problem_parts.md", "problem_holistic.md",
@@ -64,6 +68,7 @@ class Item:
     answer: str | None
     unit: str | None
     reference_solution: str | None
+    figures: tuple[figs.Figures, ...] = ()
 
     @property
     def rubric(self) -> Rubric:
@@ -104,7 +109,8 @@ def request_for(prompts: Prompts, item: Item) -> Request:
         prompt = prompts.fill(name, **values, response=item.response)
     if EXAMPLES in prompts.texts:
         prompt = f"{prompts.texts[EXAMPLES]}\n\n{prompt}"
-    return Request(prompts.texts["system.md"], prompt, score_tool(rubric, multiple_choice))
+    return Request(prompts.texts["system.md"], prompt, score_tool(rubric, multiple_choice),
+                   figures=item.figures)
 
 
 def plan(project: Project, model: str, prompts: Prompts, scope: Scope = Scope(),
@@ -113,17 +119,30 @@ def plan(project: Project, model: str, prompts: Prompts, scope: Scope = Scope(),
     version = prompt_version(prompts)
     where, params = scope.where()
     conn = project.conn
-    candidates = [Candidate(rid, size, OUTPUT_TOKENS[rubric_for_kind(kind).key])
-                  for rid, size, kind in conn.execute(
-                      "SELECT r.id, length(r.response) + length(q.question) + "
-                      "coalesce(length(q.reference_solution), 0) + "
-                      "coalesce(length(q.options), 0), q.kind FROM responses r "
-                      f"JOIN questions q ON q.id = r.question_id WHERE {where} "
-                      "ORDER BY r.question_id, r.model, r.id", params)
-                  if scope.responses is None or rid in scope.responses]
+    rows = [(rid, qid, size, kind) for rid, qid, size, kind in conn.execute(
+        "SELECT r.id, q.id, length(r.response) + length(q.question) + "
+        "coalesce(length(q.reference_solution), 0) + "
+        "coalesce(length(q.options), 0), q.kind FROM responses r "
+        f"JOIN questions q ON q.id = r.question_id WHERE {where} "
+        "ORDER BY r.question_id, r.model, r.id", params)
+        if scope.responses is None or rid in scope.responses]
     status = stored(project, model, version)
     done = {rid for rid, state in status.items() if state == "ok"}
     failed = set(status) - done
+    tokens: dict[str, int] = {}
+    with_images = figs.has_images(conn)
+    held = {rid: figs.sent_hashes(extra) for rid, extra in sent(project, model, version)}
+    if with_images or held:
+        # The images sent are part of each call's key: a verdict given on other images is due.
+        current = _hashes(conn)
+        done -= {rid for rid, qid, _, _ in rows
+                 if rid in done and held.get(rid, []) != current(rid, qid)}
+    if with_images:
+        by_owner = {kind: figs.tokens_by_owner(conn, kind) for kind in figs.CAPTIONS}
+        tokens = {rid: by_owner["question"].get(qid, 0) + by_owner["reference"].get(qid, 0)
+                  + by_owner["response"].get(rid, 0) for rid, qid, _, _ in rows}
+    candidates = [Candidate(rid, size, OUTPUT_TOKENS[rubric_for_kind(kind).key],
+                            tokens.get(rid, 0)) for rid, _, size, kind in rows]
     overhead = sum(len(prompts.texts[name]) for name in ("system.md", "prefs_criteria.md",
                                                          "problem_parts.md")) \
         + len(prompts.texts.get(EXAMPLES, "")) + len(json.dumps(score_tool(PREFS, False)))
@@ -139,6 +158,32 @@ def stored(project: Project, model: str, version: str) -> dict[str, str]:
         f"WHERE t.name = ? AND t.prompt_version = ? AND {is_kind(LLM, 't')}", (model, version)))
 
 
+def sent(project: Project, model: str, version: str) -> list[tuple[str, str | None]]:
+    """The ``extra`` of each good verdict ``model`` gave under ``version`` whose call sent
+    images (it records their hashes)."""
+    return project.conn.execute(
+        "SELECT a.response_id, a.extra FROM assessments a JOIN raters t ON t.id = a.rater_id "
+        f"WHERE t.name = ? AND t.prompt_version = ? AND {is_kind(LLM, 't')} "
+        "AND a.status = 'ok' AND a.extra LIKE '%\"images\"%'", (model, version)).fetchall()
+
+
+def _hashes(conn: "sqlite3.Connection") -> "Callable[[str, str], list[str]]":
+    """The hashes of the images a verdict request for a response sends, by response and
+    question id (question's, reference's, response's, in that order)."""
+    by_owner = {kind: figs.hashes_by_owner(conn, kind) for kind in figs.CAPTIONS}
+
+    def of(rid: str, qid: str) -> list[str]:
+        return [*by_owner["question"].get(qid, []), *by_owner["reference"].get(qid, []),
+                *by_owner["response"].get(rid, [])]
+    return of
+
+
+def owners(response_id: str, question_id: str) -> tuple[tuple[str, str], ...]:
+    """Whose figures a verdict request shows: the question's, its reference solution's, the
+    response's."""
+    return (("question", question_id), ("reference", question_id), ("response", response_id))
+
+
 def waiting_in_batches(project: Project, purpose: str, model: str, version: str) -> set[str]:
     """Items in submitted batches whose results have not been stored yet."""
     return {item for (item,) in project.conn.execute(
@@ -149,17 +194,20 @@ def waiting_in_batches(project: Project, purpose: str, model: str, version: str)
 
 def items(project: Project, response_ids: tuple[str, ...]) -> Iterator[Item]:
     """The responses, in the order given, read a few hundred at a time."""
+    with_images = figs.has_images(project.conn)
     for start in range(0, len(response_ids), _CHUNK):
         chunk = response_ids[start : start + _CHUNK]
         rows = {row[0]: row for row in project.conn.execute(
             "SELECT r.id, r.response, r.sections, r.compliant, q.kind, q.question, q.options, "
-            "q.answer, q.unit, q.reference_solution FROM responses r JOIN questions q "
+            "q.answer, q.unit, q.reference_solution, q.id FROM responses r JOIN questions q "
             f"ON q.id = r.question_id WHERE r.id IN ({', '.join('?' * len(chunk))})", chunk)}
         for rid in chunk:
             if rid in rows:
                 row = rows[rid]
+                shown = figs.figures_of(project.conn, owners(rid, row[10])) if with_images \
+                    else ()
                 yield Item(row[0], row[1], row[2], bool(row[3]), row[4], row[5],
-                           json.loads(row[6]) if row[6] else None, *row[7:])
+                           json.loads(row[6]) if row[6] else None, row[7], row[8], row[9], shown)
 
 
 def jobs(project: Project, prompts: Prompts, response_ids: tuple[str, ...]) -> Iterator[Job[Verdict]]:
@@ -179,16 +227,21 @@ def store(project: Project, model: str, version: str, response_id: str,
                                 "attempts": outcome.attempts}
     if batch_id:
         extra["batch"] = batch_id
+    images = figs.hashes_of(project.conn, owners(response_id, response.question_id))
+    if images:
+        extra["images"] = images
     with project.transaction():
         rater, changes = ensure_rater(project, model, LLM, version)
         previous = project.conn.execute(
-            "SELECT status FROM assessments WHERE rater_id = ? AND response_id = ? AND rubric = ?",
-            (rater, response_id, response.rubric.key)).fetchone()
-        if previous is not None and previous[0] == "ok":
+            "SELECT status, extra FROM assessments WHERE rater_id = ? AND response_id = ? "
+            "AND rubric = ?", (rater, response_id, response.rubric.key)).fetchone()
+        superseded = previous is not None and figs.sent_hashes(previous[1]) != images
+        if previous is not None and previous[0] == "ok" and not superseded:
             return NOTHING
         verdict = outcome.result
         changes |= write(project, rater, response, verdict.scores if verdict else {},
                          verdict.rationale if verdict else None,
                          comment=verdict.comment if verdict else outcome.problem, raw=outcome.raw,
-                         status="ok" if verdict else "failed", extra=json.dumps(extra))
+                         status="ok" if verdict else "failed", extra=json.dumps(extra),
+                         replace=superseded)
     return changes
