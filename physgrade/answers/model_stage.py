@@ -10,7 +10,7 @@ One request per unsettled response, through the judge runner (:mod:`physgrade.ju
 cache, resume, faults, a cost estimate first, a recorded prompt version), or as Message Batches
 (:mod:`physgrade.judge.batches`, purpose ``answers``: ``verify --model --batch``, collected by
 ``judge-status``; stored by :func:`store` as a direct answer is, with the batch's id). The app
-runs it from Judge ▸ Check final answers with a model… (``physgrade_ui.answers_dialog``). The
+runs it from Judge ▸ Check final answers with a model…. The
 combined result is its own rater, ``rules+MODEL`` (kind ``rules``) under the answer-check
 prompt's version, so every model and prompt keeps its own verdicts. Its assessment of each
 response holds, in ``extra``: ``outcome``, ``reason``, ``stage`` (``rules`` or ``model``: which
