@@ -71,6 +71,18 @@ def show_person(widget: QLabel, activity: str, person: str | None) -> None:
     widget.setToolTip(CHANGE_HINT)
 
 
+def name_box(known: list[str], current: str | None, parent: QWidget | None = None) -> QComboBox:
+    """Where a grader's name is chosen from the project's graders, or a new one typed."""
+    box = QComboBox(parent)
+    box.setEditable(True)
+    box.addItems(known)
+    box.setCurrentText(current or "")
+    line = box.lineEdit()
+    assert line is not None  # an editable combo box has one
+    line.setPlaceholderText("Your name or initials")
+    return box
+
+
 class GraderDialog(QDialog):
     """Type a name or pick one of the project's graders; Enter confirms. It says what changing
     the name changes, so that it is asked once."""
@@ -79,13 +91,7 @@ class GraderDialog(QDialog):
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Who is grading?")
-        self.name = QComboBox()
-        self.name.setEditable(True)
-        self.name.addItems(known)
-        self.name.setCurrentText(current or "")
-        line = self.name.lineEdit()
-        assert line is not None  # an editable combo box has one
-        line.setPlaceholderText("Your name or initials")
+        self.name = name_box(known, current)
         self.name.editTextChanged.connect(self._check)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
                                         | QDialogButtonBox.StandardButton.Cancel)

@@ -30,6 +30,7 @@ from physgrade_ui.duplicates import (
     remember_request,
     remembered_request,
 )
+from physgrade_ui.grader import name_box
 from physgrade_ui.widgets import label
 
 EMBEDDED = "empty: the embedded all-MiniLM-L6-v2"
@@ -83,13 +84,7 @@ class SettingsDialog(transfer.TransferDialog[Choices]):
         super().__init__("Settings", "Save", parent)
         self.grader: QComboBox | None = None
         if project is not None:
-            self.grader = QComboBox(self)
-            self.grader.setEditable(True)
-            self.grader.addItems(known)
-            self.grader.setCurrentText(person or "")
-            line = self.grader.lineEdit()
-            assert line is not None  # an editable combo box has one
-            line.setPlaceholderText("Your name or initials")
+            self.grader = name_box(known, person, self)
             self.form.addRow("&Grader", self.grader)
             self.form.addRow("", self._note(
                 f"What you grade, review and label from now on in {project.name} is stored "

@@ -306,8 +306,8 @@ def plan(project: Project, model: str, prompts: Prompts, scope: Scope = Scope(),
         # The question's images are part of each call's key: a check on other images is due.
         question_of = dict(conn.execute("SELECT id, question_id FROM responses"))
         current = figs.hashes_by_owner(conn, "question")
-        done -= {rid for rid, _ in unsettled
-                 if rid in done and held.get(rid, []) != current.get(question_of[rid], [])}
+        done -= figs.saw_other_images(done & {rid for rid, _ in unsettled}, held,
+                                      lambda rid: current.get(question_of[rid], []))
     if with_images:
         by_question = figs.tokens_by_owner(conn, "question")
         tokens = {rid: by_question.get(question_of.get(rid, ""), 0) for rid, _ in unsettled}

@@ -59,7 +59,7 @@ def plan(project: Project, model: str, prompts: Prompts, scope: Scope = Scope(),
     held = {qid: figs.sent_hashes(extra) for qid, extra in sent(project, model, version)}
     if with_images or held:  # a label given on other images than the question's now is due
         current = figs.hashes_by_owner(conn, "question")
-        done -= {qid for qid in done if held.get(qid, []) != current.get(qid, [])}
+        done -= figs.saw_other_images(done, held, lambda qid: current.get(qid, []))
     overhead = len(prompts.texts["bloom_system.md"]) + len(prompts.texts["bloom.md"]) \
         + len(json.dumps(bloom_tool()))
     return make_plan(PURPOSE, model, version, candidates, done, set(),

@@ -18,7 +18,7 @@ import json
 import math
 import sqlite3
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from physgrade.images import CheckedImage, images_of
 
@@ -101,6 +101,13 @@ def hashes_of(conn: sqlite3.Connection, owners: Iterable[tuple[str, str]]) -> li
 
 def has_images(conn: sqlite3.Connection) -> bool:
     return conn.execute("SELECT 1 FROM image_links LIMIT 1").fetchone() is not None
+
+
+def saw_other_images(done: Iterable[str], held: dict[str, list[str]],
+                     current: Callable[[str], list[str]]) -> set[str]:
+    """Those of ``done`` whose stored answer saw other images (``held``, by id) than the record
+    has now (``current(id)``): the images sent are part of each call's key, so they are due."""
+    return {key for key in done if held.get(key, []) != current(key)}
 
 
 def sent_hashes(extra: str | None) -> list[str]:

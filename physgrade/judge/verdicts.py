@@ -135,8 +135,9 @@ def plan(project: Project, model: str, prompts: Prompts, scope: Scope = Scope(),
     if with_images or held:
         # The images sent are part of each call's key: a verdict given on other images is due.
         current = _hashes(conn)
-        done -= {rid for rid, qid, _, _ in rows
-                 if rid in done and held.get(rid, []) != current(rid, qid)}
+        question = {rid: qid for rid, qid, _, _ in rows}
+        done -= figs.saw_other_images(done & question.keys(), held,
+                                      lambda rid: current(rid, question[rid]))
     if with_images:
         by_owner = {kind: figs.tokens_by_owner(conn, kind) for kind in figs.CAPTIONS}
         tokens = {rid: by_owner["question"].get(qid, 0) + by_owner["reference"].get(qid, 0)
