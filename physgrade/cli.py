@@ -26,12 +26,14 @@ from typing import IO, TYPE_CHECKING, Any, Callable, Iterator, Sequence
 from physgrade import __version__, formats, levels
 from physgrade.demo import DEMO_TABLES, build_demo, default_demo_path, record_counts
 from physgrade.exporter import export_kind
+from physgrade.facets import parse_filter
 from physgrade.failures import explain
 from physgrade.formats import FormatError, ImportErrors
 from physgrade.importer import import_file
 from physgrade.judge.client import CredentialsError
 from physgrade.project import Project, ProjectError, now_iso
 from physgrade.queries import COUNTED, project_info
+from physgrade.raters import rater_label
 from physgrade.report.options import MIN_GRADES
 from physgrade.rubric import ScoreError, value_text
 from physgrade.tasks import Cancelled, Task
@@ -171,7 +173,7 @@ JUDGE = (DB,
          arg("--model", required=True, help="the Anthropic model, e.g. claude-haiku-4-5"),
          arg("--limit", type=int, metavar="N", help="at most N calls this run"),
          arg("--filter", action="append", metavar="FIELD=VALUE[,VALUE]",
-             help="narrow the run (repeatable): model, topic, kind, bloom"),
+             help="narrow the run (repeatable): model, topic, kind, bloom, or a declared facet"),
          arg("--dry-run", action="store_true",
              help="print the number of calls, tokens and cost; send nothing"),
          arg("--batch", action="store_true",
@@ -270,12 +272,43 @@ def cmd_init(args: argparse.Namespace) -> None:
          DB, arg("file"), arg("--kind", required=True, choices=formats.FILE_KINDS),
          arg("--map", action="append", metavar="SRC=DST",
              help="rename a field of the file to physgrade's (repeatable); DST may be nested, "
-                  "e.g. --map A=options.A"))
+                  "e.g. --map A=options.A"),
+         arg("--facet", action="append", metavar="F[,F]",
+             help="questions: declare these fields facets, to filter and stratify by (the "
+                  "built-in ones the records carry, such as language, are declared anyway)"))
 def cmd_import(args: argparse.Namespace) -> None:
     mapping = formats.parse_mapping(args.map or [])
+    named = [name for given in args.facet or [] for name in given.split(",")]
     with Project.open(args.db) as project, progress_task() as task:
-        result = import_file(project, args.file, args.kind, mapping, task)
+        result = import_file(project, args.file, args.kind, mapping, task, named)
     print(result.summary())
+
+
+@command("facets", "the declared facets of the questions, with their values and counts; declare "
+                   "or undeclare fields",
+         DB, arg("--declare", metavar="F[,F]", help="declare these question fields facets"),
+         arg("--undeclare", metavar="F[,F]", help="stop offering these facets (the fields stay)"),
+         JSON)
+def cmd_facets(args: argparse.Namespace) -> None:
+    from physgrade import facets
+
+    with Project.open(args.db) as project:
+        if args.declare:
+            facets.declare(project, args.declare.split(","))
+        if args.undeclare:
+            facets.undeclare(project, args.undeclare.split(","))
+        found = {name: facets.values(project, name) for name in facets.declared(project)}
+    if args.json:
+        print(json.dumps({"facets": {name: [asdict(value) for value in values]
+                                     for name, values in found.items()}}, ensure_ascii=False))
+        return
+    if not found:
+        print("no declared facets; declare a question field with --declare F (or import with "
+              "--facet F)")
+    for name, values in found.items():
+        print(f"{name}:")
+        _print_table(["value", "questions", "responses"],
+                     [[v.value, f"{v.questions:,}", f"{v.responses:,}"] for v in values])
 
 
 @command("export", "export records as JSON Lines (or CSV for .csv)",
@@ -314,10 +347,10 @@ def cmd_info(args: argparse.Namespace) -> None:
     if info.raters:
         print("raters:")
         for rater in info.raters:
-            version = f" [{rater.prompt_version}]" if rater.prompt_version else ""
+            named = rater_label(rater.name, rater.prompt_version, rater.run)
             work = [f"{rater.responses:,} responses scored"] if rater.responses else []
             work += [f"{rater.questions:,} questions labelled"] if rater.questions else []
-            print(f"  {rater.name + version:<28} {rater.kind:<6} {', '.join(work) or 'no work'}")
+            print(f"  {named:<28} {rater.kind:<6} {', '.join(work) or 'no work'}")
 
 
 @command("rubric", "the rubrics with what each score level means; --set rewords the levels",
@@ -386,7 +419,7 @@ def cmd_agreement(args: argparse.Namespace) -> None:
 @command("report", "agreement of judges with people, and the study's analyses, as HTML, CSV "
                    "and JSON",
          report_arguments("model, topic, kind, bloom (cognitive level), judge (e.g. "
-                          "'judge-a [v1]'), grader"),
+                          "'judge-a [v1]'), grader, or a declared facet (see facets)"),
          arg("--rater", help="whose grades the study's analyses use (default: the human "
                              "consensus, else the first judge)"),
          arg("--sample", metavar="NAME", help="the estimation sample whose expert grades "
@@ -402,12 +435,11 @@ def cmd_report(args: argparse.Namespace) -> None:
     from physgrade.report.build import build_report
     from physgrade.report.options import ReportOptions
     from physgrade.report.writers import check_formats, write_report
-    from physgrade.selection import ResponseFilter
-
     formats = check_formats(args.format.split(","))
-    options = ReportOptions(ResponseFilter.parse(args.filter or []), args.rater, args.resamples,
-                            args.seed, sample=args.sample, min_grades=args.min_grades)
     with Project.open(args.db) as project, progress_task() as task:
+        options = ReportOptions(parse_filter(project, args.filter or []), args.rater,
+                                args.resamples, args.seed, sample=args.sample,
+                                min_grades=args.min_grades)
         report = build_report(project, options, task)
         written = write_report(report, args.out, formats, task)
     print(f"report on {report.settings['responses']:,} responses "
@@ -429,7 +461,7 @@ def _print_written(written: list[Path]) -> None:
 @command("bloom-report", "agreement on Bloom labels (people and models) and the final labels' "
                          "distribution, as HTML, CSV and JSON",
          report_arguments("topic, kind, bloom (final cognitive level), judge (a model's label), "
-                          "grader (an annotator)"))
+                          "grader (an annotator), or a declared facet"))
 def cmd_bloom_report(args: argparse.Namespace) -> None:
     # Imported here, as for ``report``: the statistics stack is for reports only.
     from datetime import datetime, timezone
@@ -438,11 +470,10 @@ def cmd_bloom_report(args: argparse.Namespace) -> None:
     from physgrade.report.bloom_labels import bloom_section
     from physgrade.report.model import Report
     from physgrade.report.writers import check_formats, write_report
-    from physgrade.selection import ResponseFilter
 
     formats_chosen = check_formats(args.format.split(","))
-    report_filter = ResponseFilter.parse(args.filter or [])
     with Project.open(args.db) as project, progress_task() as task:
+        report_filter = parse_filter(project, args.filter or [])
         labels = read_labels(project)
         section = bloom_section(labels, 1, report_filter)
         if section is None:
@@ -467,7 +498,14 @@ ANSWER_NOUNS = {"verdicts": "verdict", "bloom": "Bloom label", "duplicates": "pa
 
 @command("judge", "P-REFS verdicts from an Anthropic model (ANTHROPIC_API_KEY)",
          JUDGE, arg("--retry-failed", action="store_true",
-                    help="ask again where an earlier answer did not fit the rubric"))
+                    help="ask again where an earlier answer did not fit the rubric"),
+         arg("--run", default="", metavar="LABEL",
+             help="a further run of the same judge and prompt, a rater of its own ('MODEL "
+                  "[VERSION, run LABEL]'): it asks again what other runs answered"),
+         arg("--temperature", type=float, metavar="T",
+             help="sampling temperature, 0 to 1 (default: not sent, the API's 1.0)"),
+         arg("--top-p", type=float, metavar="P",
+             help="nucleus sampling cutoff, above 0 to 1 (default: not sent)"))
 def cmd_judge(args: argparse.Namespace) -> None:
     _judge_run(args, "verdicts", "judging")
 
@@ -650,14 +688,18 @@ def _judge_run(args: argparse.Namespace, purpose: str, noun: str) -> None:
     from physgrade.judge.pricing import price_for
     from physgrade.judge.purposes import PURPOSES
     from physgrade.judge.scope import Scope
-    from physgrade.selection import ResponseFilter
-
     price = price_for(args.model, args.price_in, args.price_out)
-    scope = Scope(ResponseFilter.parse(args.filter or []), args.limit,
-                  getattr(args, "retry_failed", False))
     with Project.open(args.db) as project:
+        scope = Scope(parse_filter(project, args.filter or []), args.limit,
+                      getattr(args, "retry_failed", False))
         prompts = _prompts(args, project)
-        plan = PURPOSES[purpose].plan(project, args.model, prompts, scope, price, args.batch)
+        if purpose == "verdicts":  # only verdicts have further runs and chosen decoding
+            from physgrade.judge import verdicts
+            from physgrade.judge.client import Decoding
+            plan = verdicts.plan(project, args.model, prompts, scope, price, args.batch, args.run,
+                                 Decoding(args.temperature, args.top_p))
+        else:
+            plan = PURPOSES[purpose].plan(project, args.model, prompts, scope, price, args.batch)
         print(f"{noun} with {plan.text()}")
         if price is None:
             print(PRICE_HINT)
@@ -682,10 +724,10 @@ def _ask_directly(project: Project, client: anthropic.Anthropic, plan: Plan, pro
     """Run ``plan`` now and print its summary. Answers are committed as they arrive, so an
     interrupted run says how many the project holds (``already``: what the command stored
     before it)."""
-    from physgrade.judge.purposes import PURPOSES, run_plan
+    from physgrade.judge.purposes import run_plan, stored_by
     from physgrade.judge.runner import StopReason
 
-    before = PURPOSES[plan.purpose].stored(project, plan.model, plan.prompt_version)
+    before = stored_by(project, plan)
 
     def kept() -> str | None:
         answers = _answers_kept(project, plan, before)
@@ -704,9 +746,9 @@ def _answers_kept(project: Project, plan: Plan, before: dict[str, str]) -> str |
     """What an interrupted direct run left in the project, counted there (an answer that
     arrived as the run stopped is stored too): answers stored, failures kept, items still to
     ask."""
-    from physgrade.judge.purposes import PURPOSES
+    from physgrade.judge.purposes import stored_by
 
-    now = PURPOSES[plan.purpose].stored(project, plan.model, plan.prompt_version)
+    now = stored_by(project, plan)
     good = sum(now.get(item) == "ok" for item in plan.pending)
     failed = sum(now.get(item) == "failed" and before.get(item) != "failed"
                  for item in plan.pending)
@@ -754,7 +796,8 @@ def _batch_results(project: Project, batch_ids: set[str]) -> int:
     for state in batches.batch_history(project):
         if state.id in batch_ids:
             items = batches.batch_items(project, state.id)
-            stored = PURPOSES[state.purpose].stored(project, state.model, state.prompt_version)
+            stored = PURPOSES[state.purpose].stored(project, state.model, state.prompt_version,
+                                                    **state.by_run)
             found += len(items & stored.keys())
     return found
 
@@ -973,17 +1016,75 @@ def _model_stage(args: argparse.Namespace) -> None:
          DB, arg("--rater", default="rules",
                  help="whose answer checks (default: rules; e.g. 'rules [rtol 0.05]' or a "
                       "'rules+MODEL' rater)"),
+         arg("--by", metavar="FIELD",
+             help="also the rates per value of a question field (subject, skill, answer_type, "
+                  "language, native_difficulty...)"),
          JSON)
 def cmd_answers(args: argparse.Namespace) -> None:
     # Imported here: pandas and scipy are for reports, not for every command.
     from physgrade.answers.accuracy import judged
 
     with Project.open(args.db) as project:
-        found = judged(project, args.rater)
+        found = judged(project, args.rater, by=args.by)
     if args.json:
         print(json.dumps(found.as_dict(), indent=2, ensure_ascii=False))
     else:
         print(found.text())
+
+
+@command("compare-conditions", "the same problems under two conditions (EN/ET, LaTeX/plain...) "
+                               "compared problem by problem: 2×2 table, exact McNemar, sign test "
+                               "and a paired bootstrap interval, per model and overall",
+         DB, arg("--pair-by", required=True, metavar="FIELD",
+                 help="the question field whose value names a problem (e.g. pair_id)"),
+         arg("--condition", required=True, metavar="FIELD=A,B",
+             help="the question field and its two values compared, e.g. language=et,en"),
+         arg("--measure", choices=["final", "strict", "liberal", "score"], default="final",
+             help="final: the rater's ANS at its maximum (default); strict, liberal: answer "
+                  "checks (liberal: partial counts ½); score: score share"),
+         arg("--rater", help="whose outcomes (default: for final and score the report's "
+                             "analyses rater, the human consensus else the first judge; for "
+                             "strict and liberal the first rater with answer checks, rules first)"),
+         arg("--resamples", type=int, default=1000,
+             help="bootstrap resamples for the difference's interval (default 1000)"),
+         arg("--seed", type=int, default=0, help="bootstrap seed (default 0)"),
+         arg("--save", action="store_true",
+             help="declare this pairing in the project: the report then shows it"),
+         arg("--forget", action="store_true", help="remove this declared pairing"),
+         JSON)
+def cmd_compare_conditions(args: argparse.Namespace) -> None:
+    # Imported here: pandas and scipy are for reports, not for every command.
+    from physgrade.answers.accuracy import read_checks
+    from physgrade.report.common import main_reference
+    from physgrade.scoring.tables import load
+    from physgrade.studies import conditions
+
+    if args.save and args.forget:
+        raise CommandError("--save and --forget exclude each other")
+    pairing = conditions.Pairing.parse(args.pair_by, args.condition, args.measure)
+    with Project.open(args.db) as project:
+        if args.forget:
+            conditions.forget(project, pairing)
+            print(f"no longer declared: {pairing.describe()}")
+            return
+        found = conditions.problems(project, pairing)
+        data, checks = load(project), read_checks(project)
+        rater: str | None = args.rater or main_reference(data) or (data.judges[0] if data.judges
+                                                                    else None)
+        if pairing.measure in conditions.FROM_CHECKS:
+            rater = conditions.checks_rater(project, checks, args.rater)
+        if rater is None:
+            raise CommandError("nobody has scored anything: no outcomes to compare")
+        result = conditions.compare(found, conditions.outcomes(pairing.measure, data, checks, rater),
+                                    rater, args.resamples, args.seed)
+        if args.save:
+            conditions.save(project, pairing)
+    if args.json:
+        print(json.dumps(result.as_dict() | {"saved": args.save}, indent=2, ensure_ascii=False))
+        return
+    print(result.text())
+    if args.save:
+        print(f"declared: {pairing.describe()} (the report shows it)")
 
 
 # -- near-duplicate questions ---------------------------------------------------------------
@@ -1134,7 +1235,8 @@ def _judge_pairs(args: argparse.Namespace, project: Project, source: str, say: I
              help="random seed; the same seed and data give the same sample (default: a random "
                   "one, printed)"),
          arg("--strata", default="topic,bloom,model", metavar="topic,bloom,model",
-             help="the facets to stratify over (default: all three)"),
+             help="the facets to stratify over, of these and the declared ones (default: all "
+                  "three)"),
          arg("--name", help="the sample's name (default: 'sample N')"))
 def cmd_review_sample(args: argparse.Namespace) -> None:
     from physgrade.validation import sampling
@@ -1164,27 +1266,31 @@ def cmd_review_sample(args: argparse.Namespace) -> None:
              help="random seed; the same seed and data give the same assignment (default: a "
                   "random one, printed)"),
          arg("--filter", action="append", metavar="FIELD=VALUE[,VALUE]",
-             help="assign only some responses (repeatable): model, topic, kind, bloom"),
+             help="assign only some responses (repeatable): model, topic, kind, bloom, or a "
+                  "declared facet"),
          arg("--sample", metavar="NAME",
              help="assign only the responses of this estimation sample (see estimate-sample)"),
+         arg("--strata", metavar="F[,F]",
+             help="declared facets to stratify the order by, besides model and topic (e.g. "
+                  "language)"),
          arg("--include-graded", action="store_true",
              help="assign responses a person has already finished grading too (default: only "
                   "responses no one has graded)"),
          arg("--dry-run", action="store_true", help="show the plan; write nothing"))
 def cmd_assign(args: argparse.Namespace) -> None:
-    from physgrade.selection import ResponseFilter
     from physgrade.team import assign
 
     graders = [name.strip() for name in args.graders.split(",") if name.strip()]
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
     with Project.open(args.db) as project:
         planned = assign.plan(project, graders, args.overlap, per_grader=args.per_grader,
-                              seed=seed, report_filter=ResponseFilter.parse(args.filter or []),
-                              sample=args.sample, include_graded=args.include_graded)
+                              seed=seed, report_filter=parse_filter(project, args.filter or []),
+                              sample=args.sample, include_graded=args.include_graded,
+                              strata=[f.strip() for f in (args.strata or "").split(",") if f.strip()])
         if not args.dry_run:
             assign.apply(project, planned)
     print(f"{'would assign' if args.dry_run else 'assigned'} (seed {seed}): {planned.text()}")
-    for facet in assign.FACETS:
+    for facet in planned.facets:
         table = planned.by_facet(facet)
         values = sorted({value for counts in table.values() for value in counts})
         print()
@@ -1330,8 +1436,9 @@ def cmd_disputes(args: argparse.Namespace) -> None:
          arg("--name", metavar="NAME", help="the sample's name; alone, shows that sample"),
          arg("--size", type=int, metavar="N", help="draw N responses"),
          arg("--strata", metavar="model,topic",
-             help="draw the same number from each model, topic or model × topic, as far as "
-                  "each has responses (default: uniformly over every response)"),
+             help="draw the same number from each model, topic (or declared facet, e.g. "
+                  "language) or their combinations, as far as each has responses (default: "
+                  "uniformly over every response)"),
          arg("--seed", type=int, metavar="S",
              help="random seed; the same seed and data give the same sample (default: a random "
                   "one, printed)"),
@@ -1517,13 +1624,14 @@ def _number(number: int | None) -> str:
 
 
 @command("check-variants", "check that every contextual variant keeps its base's numbers, units "
-                          "and answer (exit 0 even when some drifted)",
+                          "and answer (exit 0 even when some drifted); a parameter variant (its "
+                          "base's variant_group, other numbers) is listed, not checked",
          DB, arg("--json", action="store_true",
-                 help='print {"variants": [{"id", "base", "ok", "differences"}]} for every '
-                      "variant"),
+                 help='print {"variants": [{"id", "base", "kind", "ok", "differences"}]} for '
+                      "every variant (kind: contextual or parameter)"),
          arg("--all", action="store_true", help="list the faithful variants too"))
 def cmd_check_variants(args: argparse.Namespace) -> None:
-    from physgrade.variants import check_variants
+    from physgrade.variants import CONTEXTUAL, check_variants
 
     with Project.open(args.db) as project, progress_task() as task:
         checks = check_variants(project, task)
@@ -1537,9 +1645,45 @@ def cmd_check_variants(args: argparse.Namespace) -> None:
     for check in checks:
         if args.all or not check.ok:
             print(check.text())
-    drifted = sum(not check.ok for check in checks)
-    print(f"{count(len(checks), 'variant')} checked: {len(checks) - drifted:,} faithful, "
+    contextual = [check for check in checks if check.kind == CONTEXTUAL]
+    drifted = sum(not check.ok for check in contextual)
+    print(f"{count(len(contextual), 'variant')} checked: {len(contextual) - drifted:,} faithful, "
           f"{drifted:,} drifted")
+    if len(contextual) < len(checks):
+        print(f"{count(len(checks) - len(contextual), 'parameter variant')} of their base's "
+              "template (other numbers by design): not checked")
+
+
+@command("variant-groups", "consistency, complete failure and confusion over variant groups "
+                           "(SymPyBench), and accuracy by question format, per model",
+         DB, arg("--rater", help="whose final answers (default: the report's analyses rater, "
+                                 "the human consensus else the first judge)"),
+         arg("--confusion-band", type=float, metavar="W",
+             help="keep W as the project's confusion band first: a group is confused at an "
+                  "accuracy from 50%%-W to 50%%+W, edges included (default 0.1)"),
+         JSON)
+def cmd_variant_groups(args: argparse.Namespace) -> None:
+    # Imported here: pandas and scipy are for reports, not for every command.
+    from physgrade.report.common import main_reference
+    from physgrade.scoring.tables import load, sheet
+    from physgrade.studies import variant_groups
+
+    with Project.open(args.db) as project:
+        if args.confusion_band is not None:
+            try:
+                variant_groups.set_confusion_band(project, args.confusion_band)
+            except ValueError as exc:
+                raise CommandError(f"--confusion-band: {exc}") from exc
+        data = load(project)
+        rater = args.rater or main_reference(data) or (data.judges[0] if data.judges else None)
+        if rater is None:
+            raise CommandError("nobody has scored anything: no final answers to measure")
+        if rater not in data.raters():
+            raise CommandError(f"--rater: {rater!r} has scored nothing here; the raters are "
+                               f"{', '.join(data.raters())}")
+        found = variant_groups.measure(sheet(data, rater), rater,
+                                       variant_groups.read_setup(project))
+    print(json.dumps(found.as_dict(), indent=2, ensure_ascii=False) if args.json else found.text())
 
 
 # -- the desktop app ------------------------------------------------------------------------

@@ -48,7 +48,8 @@ def _with_images(project: Project, record: dict[str, Any], field: str, owner_kin
 def _questions(project: Project, folder: Path | None) -> Iterator[dict[str, Any]]:
     for row in project.db.query(
             "SELECT id, kind, topic, question, options, answer, answer_type, unit, "
-            "reference_solution, bloom_cognitive, bloom_knowledge, variant_of, region, extra "
+            "reference_solution, bloom_cognitive, bloom_knowledge, variant_of, region, "
+            "variant_group, extra "
             "FROM questions ORDER BY id"):
         extra = row.pop("extra")
         row["options"] = json.loads(row["options"]) if row["options"] else None
@@ -69,9 +70,9 @@ def _scores_by_assessment(project: Project, rater_kind: str) -> Iterator[tuple[d
     """Each assessment of raters of one kind, with its score rows in rubric order."""
     assessments = project.db.query(
         "SELECT a.rater_id, a.response_id, a.rubric, a.comment, a.assessed_at, a.extra, "
-        "r.name, r.prompt_version FROM assessments a JOIN raters r ON r.id = a.rater_id "
+        "r.name, r.prompt_version, r.run FROM assessments a JOIN raters r ON r.id = a.rater_id "
         "WHERE r.kind = ? AND a.status = 'ok' ORDER BY a.response_id, r.name, r.prompt_version, "
-        "a.rubric", [rater_kind])
+        "r.run, a.rubric", [rater_kind])
     for assessment in assessments:
         order = RUBRICS[assessment["rubric"]].keys
         scores = project.conn.execute(
@@ -96,6 +97,8 @@ def _verdicts(project: Project, folder: Path | None) -> Iterator[dict[str, Any]]
     for assessment, scores in _scores_by_assessment(project, LLM):
         record = {"response_id": assessment["response_id"], "judge": assessment["name"],
                   "prompt_version": assessment["prompt_version"]}
+        if assessment["run"]:  # a further run of the judge (see physgrade.raters.rater_label)
+            record["run"] = assessment["run"]
         record.update(_score_fields(assessment, scores))
         yield _with_extra(record, assessment["extra"])
 

@@ -30,7 +30,7 @@ FILE_KINDS = ("questions", "responses", "verdicts", "grades", "judge_reviews", "
 FIELDS: dict[str, tuple[str, ...]] = {
     "questions": ("id", "kind", "topic", "question", "options", "answer", "answer_type", "unit",
                   "reference_solution", "bloom_cognitive", "bloom_knowledge", "variant_of",
-                  "region"),
+                  "region", "variant_group"),
     "responses": ("id", "question_id", "model", "response"),
     "verdicts": ("response_id", "judge", "prompt_version", "scores", "rationale"),
     "grades": ("response_id", "grader", "scores", "rationale", "notes", "graded_at"),
@@ -278,7 +278,8 @@ def _apply_mapping(records: Iterator[Record], mapping: Mapping[str, str],
             if source not in data:
                 continue
             seen.add(source)
-            value = data.pop(source)
+            # A benchmark's own topic stays as given beside the study's (physgrade.facets).
+            value = data[source] if target == "topic" else data.pop(source)
             if "." in target:
                 outer, inner = target.split(".", 1)
                 nested = data.setdefault(outer, {})

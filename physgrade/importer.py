@@ -18,9 +18,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from physgrade import formats, taxonomy
+from physgrade import facets, formats, question_fields, taxonomy
 from physgrade.changes import NOTHING, Changes, RecordKind
 from physgrade.formats import FormatError, ImportErrors, Record
 from physgrade.images import CheckedImage, ImageError, read_image, store_image
@@ -54,18 +54,21 @@ class ImportResult:
     added: int
     unchanged: int
     already_imported: bool = False
+    declared: tuple[str, ...] = ()  # the facets the import declared (see physgrade.facets)
 
     def summary(self) -> str:
         if self.already_imported:
             return (f"{self.file_name}: this exact file was imported before as {self.kind}; "
                     "nothing to add")
+        facets_declared = f"; facets declared: {', '.join(self.declared)}" if self.declared else ""
         return (f"{self.file_name}: {self.records} {self.kind} records, {self.added} added, "
-                f"{self.unchanged} already present")
+                f"{self.unchanged} already present{facets_declared}")
 
     @property
     def changes(self) -> Changes:
         """The kinds of records the import added to (NOTHING when it added none)."""
-        return _CHANGES[self.kind] if self.added else NOTHING
+        added = _CHANGES[self.kind] if self.added else NOTHING
+        return added | (Changes.of(RecordKind.SETTINGS) if self.declared else NOTHING)
 
 
 @dataclass(slots=True)
@@ -87,14 +90,19 @@ class Entry:
     identity: tuple
     rows: list[Row]
     raters: list[tuple[str, str, str]] = field(default_factory=list)  # (name, kind, version)
+    run: str = ""  # the run label of its language-model rater (a verdict's ``run``)
     # Images its rows link to: stored once each, before the links, and never compared (their
     # name is their content's hash).
     images: list[CheckedImage] = field(default_factory=list)
 
 
 def import_file(project: Project, path: str | Path, kind: str,
-                mapping: Mapping[str, str] | None = None, task: Task | None = None) -> ImportResult:
+                mapping: Mapping[str, str] | None = None, task: Task | None = None,
+                facet_names: Sequence[str] = ()) -> ImportResult:
     """Import one file of ``kind`` (see :data:`physgrade.formats.FILE_KINDS`) into ``project``.
+
+    A questions file declares the facets (:mod:`physgrade.facets`) named in ``facet_names``,
+    each a field some record of it carries, and the built-in ones its records carry.
 
     Raises :class:`~physgrade.formats.FormatError` or :class:`~physgrade.formats.ImportErrors`
     for bad input and :class:`~physgrade.tasks.Cancelled` if cancelled; in every such case the
@@ -102,6 +110,9 @@ def import_file(project: Project, path: str | Path, kind: str,
     """
     if kind not in formats.FILE_KINDS:
         raise ValueError(f"unknown kind {kind!r}; use one of {', '.join(formats.FILE_KINDS)}")
+    if facet_names and kind != "questions":
+        raise ValueError(f"facets are fields of questions; a {kind} file declares none")
+    requested = facets.checked(facet_names)
     task = task or Task()
     with _paused_garbage_collection():
         task.report(0, None, "reading")
@@ -109,6 +120,7 @@ def import_file(project: Project, path: str | Path, kind: str,
         if project.conn.execute("SELECT 1 FROM imports WHERE sha256 = ? AND kind = ?",
                                 (source.sha256, kind)).fetchone():
             return ImportResult(kind, source.name, 0, 0, 0, already_imported=True)
+        topic_from = [name for name, target in (mapping or {}).items() if target == "topic"]
         with _Context(project, source.size_hint, Path(path).parent) as context, \
                 project.transaction():
             # The import's row first (its counts last): the history of the grades it brings
@@ -124,15 +136,47 @@ def import_file(project: Project, path: str | Path, kind: str,
             if not records:  # an empty file, or a header alone: a failed export, a wrong file
                 raise FormatError(source.name, None, None, "holds no records (the file is "
                                   "empty, or has only a header); nothing to import")
+            missing = [name for name in requested if name not in context.carried]
+            if missing:
+                raise FormatError(source.name, None, None, f"--facet {', '.join(missing)}: no "
+                                  f"record has a field {', '.join(map(repr, missing))}")
             with attributed(project, imported_from(source.name, import_id)):
                 writer.finish(task, records)
             if writer.errors:
                 raise ImportErrors(writer.errors)
             if kind == "judge_reviews" and writer.added:  # audited in the "imported" sample
                 sampling.gather_imported(project.conn)
+            _record_judge_runs(project, context)
             project.conn.execute("UPDATE imports SET added = ?, unchanged = ? WHERE id = ?",
                                  (writer.added, writer.unchanged, import_id))
-        return ImportResult(kind, source.name, records, writer.added, writer.unchanged)
+            declared = _declare(project, context, requested, topic_from) if kind == "questions" \
+                else ()
+        return ImportResult(kind, source.name, records, writer.added, writer.unchanged,
+                            declared=declared)
+
+
+def _declare(project: Project, context: _Context, requested: list[str],
+             topic_from: list[str]) -> tuple[str, ...]:
+    """Declare the facets an import of questions brings: those asked for, the built-in ones its
+    records carry, and the benchmark's own topic (a field mapped onto the study's topics)."""
+    carried = [name for name in facets.BUILT_IN if name in context.carried]
+    kept = [name for name in topic_from if name not in formats.FIELDS["questions"]]
+    names = facets.checked([*requested, *carried, *kept])
+    if not names:
+        return ()
+    before = facets.declared(project)
+    facets.add_declared(project, names)
+    return tuple(name for name in facets.declared(project) if name not in before)
+
+
+def _record_judge_runs(project: Project, context: _Context) -> None:
+    """Record, as runs of source import, the verdicts that stated their run or decoding."""
+    from physgrade.judge import runs
+    from physgrade.judge.client import Decoding
+
+    for (judge, version, run, temperature, top_p), count in context.judge_runs.items():
+        runs.insert(project.conn, "verdicts", judge, version, run, Decoding(temperature, top_p),
+                    None, runs.IMPORT, count)
 
 
 @contextmanager
@@ -211,8 +255,9 @@ class _Writer:
         self._conn = project.conn
         self._sections = sections
         self._batches: list[list[Entry]] = []
-        self._rater_ids: dict[tuple[str, str], int] = {}
+        self._rater_ids: dict[tuple[str, str, str], int] = {}
         self._populated: dict[str, bool] = {}
+        self._columns: dict[str, set[str]] = {}
         self.added = self.unchanged = 0
         self.errors: list[FormatError] = []
 
@@ -244,11 +289,12 @@ class _Writer:
                 store_image(self._conn, image)
         for table, rows in by_table.items():
             columns = [*rows[0].key, *rows[0].values, *rows[0].stamps]
+            cells = [[*r.key.values(), *r.values.values(), *r.stamps.values()] for r in rows]
+            columns, cells = self._writable(table, columns, cells)
             try:
                 self._conn.executemany(
                     f"INSERT INTO {table} ({', '.join(columns)}) "
-                    f"VALUES ({', '.join('?' * len(columns))})",
-                    [[*r.key.values(), *r.values.values(), *r.stamps.values()] for r in rows])
+                    f"VALUES ({', '.join('?' * len(columns))})", cells)
             except sqlite3.IntegrityError as exc:
                 raise FormatError(self._source, None, None,
                                   f"rejected by the project: {exc}") from None
@@ -258,15 +304,17 @@ class _Writer:
         """Resolve the entry's raters; False if the project holds it already (or it conflicts)."""
         try:
             for name, kind, version in entry.raters:
-                if (name, version) not in self._rater_ids:
-                    self._rater_ids[name, version] = rater_id(self._project, name, kind, version)
+                run = entry.run if kind == LLM else ""
+                if (name, version, run) not in self._rater_ids:
+                    self._rater_ids[name, version, run] = rater_id(self._project, name, kind,
+                                                                   version, run)
         except ProjectError as exc:
             self._error(entry.record.error(None, str(exc)))
             return False
         for row in entry.rows:
             for column, value in row.key.items():
                 if isinstance(value, _RaterRef):
-                    row.key[column] = self._rater_ids[value.name, value.version]
+                    row.key[column] = self._rater_ids[value.name, value.version, value.run]
         present, differing = 0, None
         for row in entry.rows:
             if not self._is_populated(row.table):
@@ -287,6 +335,20 @@ class _Writer:
         else:
             self._error(_conflict(entry, differing))
         return False
+
+    def _writable(self, table: str, columns: list[str],
+                  cells: list[list[Any]]) -> tuple[list[str], list[list[Any]]]:
+        """The columns and cells to insert: a column the file's table lacks is left out where no
+        row has a value for it, so that a file of an older schema (made by the upgrade tests
+        before it is opened, and so migrated) takes records without the newer fields."""
+        if table not in self._columns:
+            self._columns[table] = {row[1] for row in self._conn.execute(
+                f"PRAGMA table_info({table})")}
+        kept = [at for at, column in enumerate(columns) if column in self._columns[table]
+                or any(row[at] is not None for row in cells)]
+        if len(kept) == len(columns):
+            return columns, cells
+        return [columns[at] for at in kept], [[row[at] for at in kept] for row in cells]
 
     def _is_populated(self, table: str) -> bool:
         """Whether ``table`` held rows before this import (asked before the first write to it)."""
@@ -325,6 +387,7 @@ class _RaterRef:
 
     name: str
     version: str
+    run: str = ""
 
 
 def _parse_rows(texts: list[str]) -> list[tuple[bytes, bool]]:
@@ -408,6 +471,9 @@ class _Context:
     def __init__(self, project: Project, expected: int, base: Path) -> None:
         self.conn = project.conn
         self.base = base  # the folder of the file: image paths are relative to it
+        self.carried: set[str] = set()  # the fields some question of the file has
+        #: verdicts that state their run or decoding, by (judge, version, run, temperature, top_p)
+        self.judge_runs: dict[tuple[str, str, str, float | None, float | None], int] = {}
         self._images: dict[str, CheckedImage] = {}  # by path or URI, each read once
         self._distinct: dict[str, CheckedImage] = {}  # by hash: one copy in memory
         self._questions: dict[str, tuple[str, bool]] | None = None
@@ -509,7 +575,7 @@ def _question(record: Record, context: _Context) -> Entry:
         raise record.error("variant_of", "a question cannot be a variant of itself")
     values = {
         "kind": kind,
-        "topic": formats.vocabulary_field(record, "topic", taxonomy.TOPICS, strict=False),
+        "topic": _topic(record),
         "question": question,
         "options": json.dumps(options, ensure_ascii=False) if options else None,
         "answer": answer,
@@ -522,9 +588,11 @@ def _question(record: Record, context: _Context) -> Entry:
                                                     taxonomy.BLOOM_KNOWLEDGE),
         "variant_of": variant_of,
         "region": formats.vocabulary_field(record, "region", taxonomy.REGIONS, strict=False),
+        "variant_group": formats.id_field(record, "variant_group", required=False),
         "extra": formats.extra_fields(record, "questions", formats.IMAGE_FIELDS["questions"]),
     }
     context.file_question_ids.add(qid)
+    context.carried.update(name for name, value in record.data.items() if value is not None)
     if variant_of is not None:
         context.variant_links.append((record, variant_of))
     # Parsed sections are derived data: written, but never compared with what is stored.
@@ -536,6 +604,20 @@ def _question(record: Record, context: _Context) -> Entry:
                                                       qid)
     return Entry(record, (qid,), [row, *links, *reference_links],
                  images=[*shown, *reference_shown])
+
+
+def _topic(record: Record) -> str | None:
+    """The study's topic for the record's; the benchmark's own, where the topic map made it
+    another topic (not just spelled it otherwise), is kept as given as ``source_topic`` (and a
+    field mapped onto ``topic`` stays under its own name too: ``--map subject=topic`` keeps
+    ``subject``)."""
+    topic = formats.vocabulary_field(record, "topic", taxonomy.TOPICS, strict=False)
+    given = formats.text_field(record, "topic")
+    data = record.data
+    if (given is not None and topic is not None and taxonomy.normalize(given, (topic,)) is None
+            and question_fields.SOURCE_TOPIC not in data):
+        data[question_fields.SOURCE_TOPIC] = given.strip()
+    return topic
 
 
 def _answer_type(record: Record) -> str | None:
@@ -600,7 +682,8 @@ def _assessment(record: Record, context: _Context, rater_field: str, rater_kind:
                                    complete=kind == "verdicts")
     stamp = (formats.timestamp_field(record, "graded_at") if kind == "grades" else None) \
         or now_iso()
-    ref = _RaterRef(rater, version)
+    run = _judge_run(record, context, rater, version) if kind == "verdicts" else ""
+    ref = _RaterRef(rater, version, run)
     rows = [Row("assessments", {"rater_id": ref, "response_id": response_id,
                                 "rubric": scores.rubric},
                 {"comment": scores.comment,
@@ -611,7 +694,38 @@ def _assessment(record: Record, context: _Context, rater_field: str, rater_kind:
                  {"value": value, "note": scores.notes.get(criterion)}, {"updated_at": stamp})
              for criterion, value in checked.items()]
     raters = [(rater, rater_kind, version)]
-    return Entry(record, (rater, version, response_id, scores.rubric), rows, raters)
+    return Entry(record, (rater, version, *([run] if run else []), response_id, scores.rubric),
+                 rows, raters, run=run)
+
+
+def _judge_run(record: Record, context: _Context, judge: str, version: str) -> str:
+    """A verdict's run label, and the run it names counted with its decoding where the record
+    states a run, a temperature or a top_p (kept in the verdict's extra too)."""
+    from physgrade.judge.client import Decoding
+    from physgrade.raters import check_run
+
+    run = formats.id_field(record, "run", required=False) or ""
+    try:
+        run = check_run(run)
+    except ProjectError as exc:
+        raise record.error("run", str(exc)) from None
+    stated = {}
+    for name in ("temperature", "top_p"):
+        value = record.data.get(name)
+        if value is None or value == "":
+            continue
+        try:
+            stated[name] = float(value)
+        except (TypeError, ValueError):
+            raise record.error(name, f"must be a number, not {value!r}") from None
+    try:
+        decoding = Decoding(**stated)
+    except ValueError as exc:
+        raise record.error(next(iter(stated)), str(exc)) from None
+    if run or stated:
+        key = (judge, version, run, decoding.temperature, decoding.top_p)
+        context.judge_runs[key] = context.judge_runs.get(key, 0) + 1
+    return run
 
 
 def _verdict(record: Record, context: _Context) -> Entry:

@@ -182,6 +182,24 @@ class Project:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def setting(self, key: str) -> str | None:
+        """A project setting: what belongs to the project rather than to a user, so that every
+        rater of it works alike (the answer tolerance, the declared facets...); None where the
+        project keeps none."""
+        row = self.conn.execute("SELECT value FROM project_settings WHERE key = ?",
+                                (key,)).fetchone()
+        return None if row is None else row[0]
+
+    def put_setting(self, key: str, value: str | None) -> None:
+        """Keep ``value`` as setting ``key`` (None removes it), within the caller's
+        transaction."""
+        if value is None:
+            self.conn.execute("DELETE FROM project_settings WHERE key = ?", (key,))
+        else:
+            self.conn.execute("INSERT INTO project_settings (key, value) VALUES (?, ?) "
+                              "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                              (key, value))
+
     @contextmanager
     def snapshot(self) -> Iterator[None]:
         """Reads that see the project as it was at the first of them (one read transaction),

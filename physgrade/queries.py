@@ -29,6 +29,7 @@ class RaterInfo:
     prompt_version: str
     responses: int   # responses scored
     questions: int   # questions given Bloom labels
+    run: str = ""    # a further run of a judge (see physgrade.raters.rater_label)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +73,7 @@ def project_info(project: Project) -> ProjectInfo:
     raters = [RaterInfo(*row) for row in conn.execute(
         "SELECT r.name, r.kind, r.prompt_version, (SELECT COUNT(*) FROM assessments a "
         "WHERE a.rater_id = r.id), (SELECT COUNT(*) FROM bloom_labels b WHERE b.annotator_id = "
-        "r.id) FROM raters r ORDER BY r.kind, r.name, r.prompt_version")]
+        "r.id), r.run FROM raters r ORDER BY r.kind, r.name, r.prompt_version, r.run")]
     candidate_pairs, decided_pairs = conn.execute(
         "SELECT COUNT(*), COUNT(decision) FROM duplicate_pairs").fetchone()
     return ProjectInfo(str(project.path), project.schema_version, counts, models,

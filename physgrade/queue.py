@@ -13,10 +13,11 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from physgrade.changes import Changes
+from physgrade.facets import by_question
 from physgrade.project import Project, now_iso
 from physgrade.raters import HUMAN, ensure_rater, is_named_person, is_person, person_id
 from physgrade.rubric import rubric_for_kind
-from physgrade.selection import RESPONSE_FACETS, shown
+from physgrade.selection import RESPONSE_FACETS, shown, value_order
 
 #: How far the grader has got with an item.
 GRADED, STARTED, NOT_STARTED = "graded", "started", "not started"
@@ -34,7 +35,9 @@ ASSIGNMENT = (ASSIGNED, NOT_ASSIGNED)
 @dataclass(slots=True)
 class QueueItem:
     """One response in the queue. ``scored`` (by this grader) changes as they grade. Its
-    response facets are the attributes named as the facets are (:mod:`physgrade.selection`)."""
+    response facets are the attributes named as the facets are (:mod:`physgrade.selection`);
+    ``fields``: its question's values of the project's declared facets (:mod:`physgrade.facets`),
+    one dict shared by the responses of a question."""
 
     response_id: str
     question_id: str
@@ -48,6 +51,7 @@ class QueueItem:
     others: bool
     assigned: bool = False  # to this grader
     samples: tuple[str, ...] = ()  # the estimation samples holding it, oldest first
+    fields: dict[str, str | None] = field(default_factory=dict)
 
     @property
     def progress(self) -> str:
@@ -61,7 +65,9 @@ class QueueFilter:
     """Which items to show. Each facet is a set of accepted values (empty: any); the facets
     combine with AND, the values within one facet with OR. The response facets are those of
     :data:`physgrade.selection.RESPONSE_FACETS`, a missing value shown as
-    :data:`~physgrade.selection.NONE`; the others are the queue's own."""
+    :data:`~physgrade.selection.NONE`, and ``fields``, the declared facets in use as (name,
+    values) by name (as a :class:`~physgrade.selection.ResponseFilter` holds them); the others
+    are the queue's own."""
 
     models: frozenset[str] = frozenset()
     topics: frozenset[str] = frozenset()
@@ -72,6 +78,7 @@ class QueueFilter:
     others: frozenset[str] = frozenset()
     assignment: frozenset[str] = frozenset()
     samples: frozenset[str] = frozenset()  # estimation samples, by name
+    fields: tuple[tuple[str, frozenset[str]], ...] = ()
     search: str = ""
     matching: frozenset[str] | None = field(default=None, compare=False)  # ids the search found
 
@@ -88,11 +95,14 @@ class QueueFilter:
                 and (not self.assignment
                      or (ASSIGNED if item.assigned else NOT_ASSIGNED) in self.assignment)
                 and (not self.samples or not self.samples.isdisjoint(item.samples))
+                and all(shown(item.fields[name]) in values for name, values in self.fields
+                        if name in item.fields)  # a facet undeclared since narrows nothing
                 and (self.matching is None or item.response_id in self.matching))
 
     def to_json(self) -> str:
         data = {key: sorted(value) if isinstance(value, frozenset) else value
-                for key, value in asdict(self).items() if key != "matching"}
+                for key, value in asdict(self).items() if key not in ("matching", "fields")}
+        data["fields"] = {name: sorted(values) for name, values in self.fields}
         return json.dumps({key: value for key, value in data.items() if value})
 
     @classmethod
@@ -101,8 +111,10 @@ class QueueFilter:
         try:
             data = json.loads(text or "{}")
             facets: dict[str, Any] = {key: frozenset(value) if isinstance(value, list) else str(value)
-                                      for key, value in data.items() if key in _STORED}
-            return cls(**facets)
+                                      for key, value in data.items() if key in _STORED - {"fields"}}
+            chosen = data.get("fields") or {}
+            return cls(**facets, fields=tuple((str(name), frozenset(map(str, values)))
+                                              for name, values in sorted(chosen.items())))
         except (ValueError, TypeError, AttributeError):  # AttributeError: JSON but not an object
             return cls()
 
@@ -138,6 +150,7 @@ def load_queue(project: Project, grader: str) -> list[QueueItem]:
             "SELECT DISTINCT response_id FROM scores WHERE rater_id = ?", (other,)))
     sizes = {kind: (rubric_for_kind(kind).key, len(rubric_for_kind(kind).criteria))
              for kind in ("problem", "conceptual")}
+    fields_of = by_question(project)
     items = []
     for rid, qid, model, topic, kind, bloom, compliant in conn.execute(
             "SELECT r.id, r.question_id, r.model, q.topic, q.kind, q.bloom_cognitive, "
@@ -146,8 +159,9 @@ def load_queue(project: Project, grader: str) -> list[QueueItem]:
         rubric, size = sizes[kind]
         items.append(QueueItem(rid, qid, model, topic, kind, bloom, bool(compliant), size,
                                mine.get((rid, rubric), 0), rid in others, rid in assigned,
-                               tuple(samples.get(rid, ()))))
+                               tuple(samples.get(rid, ())), fields_of.get(qid, {})))
     return items
+
 
 
 def search(project: Project, text: str) -> frozenset[str]:
@@ -168,6 +182,14 @@ def facet_values(items: list[QueueItem]) -> dict[str, list[str]]:
             "compliance": list(COMPLIANCE), "mine": list(MY_PROGRESS),
             "others": list(OTHERS_PROGRESS), "assignment": list(ASSIGNMENT),
             "samples": sorted({name for item in items for name in item.samples})}
+
+
+def field_values(items: list[QueueItem]) -> dict[str, list[str]]:
+    """The values each declared facet takes among ``items``, for the filter menus (by name, in
+    the order the items hold them: the order they were declared)."""
+    names = dict.fromkeys(name for item in items[:1] for name in item.fields)
+    return {name: sorted({shown(item.fields.get(name)) for item in items}, key=value_order)
+            for name in names}
 
 
 @dataclass(frozen=True, slots=True)

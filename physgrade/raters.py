@@ -8,11 +8,12 @@ SQL that asks "is this rater a person?" uses :func:`is_person`, :func:`is_grader
 (:func:`ensure_rater`); the scores they give are written by :mod:`physgrade.scores`.
 
 Reports name a judge ``NAME [VERSION]`` (:func:`rater_label`: a judge under another prompt
-version is another rater) and merge the people's grades into one :data:`HUMAN_CONSENSUS`
-rater. People name a judge as ``NAME [VERSION]`` (or by a name it bears under one prompt version
-only), a reference as ``consensus`` or a grader's name; :func:`judge_label` and
-:func:`reference_label` resolve each to the rater label reports use, or refuse it with the
-choices.
+version is another rater, and so is a further run of it under a run label, ``NAME [VERSION,
+run LABEL]``, so that two runs can be compared as two raters) and merge the people's grades
+into one :data:`HUMAN_CONSENSUS` rater. People name a judge as its label (or by a name it bears
+under one prompt version and run only), a reference as ``consensus`` or a grader's name;
+:func:`judge_label` and :func:`reference_label` resolve each to the rater label reports use, or
+refuse it with the choices.
 """
 
 from __future__ import annotations
@@ -40,9 +41,20 @@ def check_kind(kind: str) -> str:
     return kind
 
 
-def rater_label(name: str, prompt_version: str) -> str:
-    """How a rater is named in reports: a judge under another prompt version is another rater."""
-    return f"{name} [{prompt_version}]" if prompt_version else name
+def rater_label(name: str, prompt_version: str, run: str = "") -> str:
+    """How a rater is named in reports: a judge under another prompt version is another rater,
+    and so is another run of it (the default run ``''`` is not named)."""
+    parts = [part for part in (prompt_version, f"run {run}" if run else "") if part]
+    return f"{name} [{', '.join(parts)}]" if parts else name
+
+
+def check_run(run: str) -> str:
+    """``run`` stripped, if it can label a run: a bracket or comma would make its rater label
+    ambiguous. Raises ProjectError otherwise."""
+    label = run.strip()
+    if any(char in label for char in "[],"):
+        raise ProjectError(f"a run label cannot contain '[', ']' or ',': {run!r}")
+    return label
 
 
 # -- who is a person, in SQL --------------------------------------------------------------------
@@ -72,29 +84,43 @@ def is_named_person(alias: str = "r") -> str:
 # -- rater rows ---------------------------------------------------------------------------------
 
 
-def ensure_rater(project: Project, name: str, kind: str,
-                 prompt_version: str = "") -> tuple[int, Changes]:
+def ensure_rater(project: Project, name: str, kind: str, prompt_version: str = "",
+                 run: str = "") -> tuple[int, Changes]:
     """The id of a rater, created on first use (then the changes are :data:`NEW_RATER`). A
-    name keeps the kind it was made with."""
+    name keeps the kind it was made with; only a language model has runs."""
     check_kind(kind)
     if not name.strip():
         raise ProjectError("a rater needs a name")
-    known = existing_rater(project, name, kind, prompt_version)
+    run = check_run(run)
+    if run and kind != LLM:
+        raise ProjectError(f"only a language model judge has runs, not a rater of kind {kind!r}")
+    known = existing_rater(project, name, kind, prompt_version, run)
     if known is not None:
         return known, NOTHING
+    # The default run is written and read without naming the column, as before runs were
+    # recorded: an upgrade of an older project reads and makes its raters through here.
+    columns, values = ("name, kind, prompt_version", (name, kind, prompt_version)) if not run \
+        else ("name, kind, prompt_version, run", (name, kind, prompt_version, run))
     created = project.conn.execute(
-        "INSERT INTO raters (name, kind, prompt_version) VALUES (?, ?, ?)",
-        (name, kind, prompt_version)).lastrowid
+        f"INSERT INTO raters ({columns}) VALUES ({', '.join('?' * len(values))})",
+        values).lastrowid
     assert created is not None  # an INSERT sets it
     return created, NEW_RATER
 
 
-def existing_rater(project: Project, name: str, kind: str, prompt_version: str = "") -> int | None:
+def existing_rater(project: Project, name: str, kind: str, prompt_version: str = "",
+                   run: str = "") -> int | None:
     """The id of the rater ``name`` if there is one, without making one; refuses one of
     another kind than ``kind`` (a name keeps the kind it was made with), so that a plan can
     refuse before it writes what :func:`ensure_rater` would refuse."""
-    row = project.conn.execute("SELECT id, kind FROM raters WHERE name = ? AND prompt_version = ?",
-                               (name, prompt_version)).fetchone()
+    # Every run of the name and version, told apart here: a project of an older schema being
+    # upgraded (whose raters have no run column, all of the default run) reads them too.
+    cursor = project.conn.execute("SELECT * FROM raters WHERE name = ? AND prompt_version = ?",
+                                  (name, prompt_version))
+    columns = [column[0] for column in cursor.description]
+    row = next(((found["id"], found["kind"]) for found in (dict(zip(columns, values))
+                                                         for values in cursor)
+                if found.get("run", "") == run), None)
     if row is None:
         return None
     if row[1] != kind:
@@ -102,9 +128,9 @@ def existing_rater(project: Project, name: str, kind: str, prompt_version: str =
     return row[0]
 
 
-def rater_id(project: Project, name: str, kind: str, prompt_version: str = "") -> int:
+def rater_id(project: Project, name: str, kind: str, prompt_version: str = "", run: str = "") -> int:
     """The id of a rater, created on first use. A name keeps the kind it was made with."""
-    return ensure_rater(project, name, kind, prompt_version)[0]
+    return ensure_rater(project, name, kind, prompt_version, run)[0]
 
 
 def person_id(project: Project, name: str) -> int | None:
@@ -118,10 +144,11 @@ def person_id(project: Project, name: str) -> int | None:
 
 
 def judge_label(project: Project, judge: str) -> str:
-    """The rater label of a judge given as ``NAME [VERSION]``, or as a name it bears under one
-    prompt version only. Raises ValueError naming the project's judges otherwise."""
-    raters = project.conn.execute("SELECT name, prompt_version, kind FROM raters").fetchall()
-    judges = {rater_label(name, version): name for name, version, kind in raters
+    """The rater label of a judge given as its label (``NAME [VERSION]``, ``NAME [VERSION, run
+    LABEL]``), or as a name it bears under one prompt version and run only. Raises ValueError
+    naming the project's judges otherwise."""
+    raters = project.conn.execute("SELECT name, prompt_version, kind, run FROM raters").fetchall()
+    judges = {rater_label(name, version, run): name for name, version, kind, run in raters
               if kind != HUMAN}
     if judge in judges:
         return judge
@@ -130,8 +157,8 @@ def judge_label(project: Project, judge: str) -> str:
         return same_name[0]
     if same_name:
         raise ValueError(f"judge {judge!r} has several prompt versions ({', '.join(same_name)}): "
-                         "name one as 'NAME [VERSION]'")
-    if any(name == judge and kind == HUMAN for name, _, kind in raters):
+                         "name one as 'NAME [VERSION]' (or 'NAME [VERSION, run LABEL]')")
+    if any(name == judge and kind == HUMAN for name, _, kind, _ in raters):
         raise ValueError(f"{judge!r} is a person, not a judge")
     raise ValueError(f"no judge {judge!r} in this project (its judges: "
                      f"{', '.join(sorted(judges)) or 'none'})")

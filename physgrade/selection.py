@@ -12,9 +12,12 @@ these choices without loading any of them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-from typing import Sequence
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Any, Collection, Mapping, Sequence
 
+from physgrade import question_fields
 from physgrade.project import Project
 from physgrade.raters import HUMAN, HUMAN_CONSENSUS, rater_label
 from physgrade.taxonomy import BLOOM_COGNITIVE, QUESTION_KINDS, TOPICS, in_vocabulary_order
@@ -74,6 +77,17 @@ FILTER_FACETS = {facet.key: facet for facet in (*RESPONSE_FACETS, *RATER_FACETS)
 NAMED = {facet.name: facet for facet in FILTER_FACETS.values()}
 
 
+def value_order(value: str) -> tuple[bool, bool, float, str]:
+    """Sort key of facet values as menus and tables list them: numbers by size (a difficulty
+    of 2 before one of 10), then the others by name, :data:`NONE` last."""
+    try:
+        number = float(value)
+    except ValueError:
+        number = math.nan
+    numeric = math.isfinite(number)
+    return value == NONE, not numeric, number if numeric else 0.0, value
+
+
 def shown(value: object) -> str:
     """A facet value as it is shown and filtered for: :data:`NONE` if it is missing."""
     return NONE if value is None or str(value).strip() == "" else str(value)
@@ -85,6 +99,9 @@ class ResponseFilter:
 
     ``judges`` are rater labels (see :func:`~physgrade.raters.rater_label`) of language models
     and rule checkers; ``graders`` are people's names. ``bloom`` holds Bloom cognitive levels.
+    ``fields``: the project's declared facets in use (:mod:`physgrade.facets`), (name, values)
+    by name, values as :func:`~physgrade.question_fields.as_text` shows them (:data:`NONE` for
+    a question without the field); a tuple, so that a filter stays hashable.
     """
 
     models: frozenset[str] = frozenset()
@@ -93,24 +110,48 @@ class ResponseFilter:
     bloom: frozenset[str] = frozenset()
     judges: frozenset[str] = frozenset()
     graders: frozenset[str] = frozenset()
+    fields: tuple[tuple[str, frozenset[str]], ...] = ()
 
     @classmethod
-    def parse(cls, terms: list[str]) -> "ResponseFilter":
-        """Read ``FIELD=VALUE[,VALUE...]`` terms (the command line's ``--filter``); a field
-        given twice accepts the values of both."""
+    def parse(cls, terms: list[str], declared: Collection[str] = ()) -> "ResponseFilter":
+        """Read ``FIELD=VALUE[,VALUE...]`` terms (the command line's ``--filter``), FIELD a
+        facet of every project or one of the ``declared`` facets; a field given twice accepts
+        the values of both."""
         chosen: dict[str, set[str]] = {}
+        by_field: dict[str, set[str]] = {}
         singular = {alias: facet.key for facet in FILTER_FACETS.values()
                     for alias in (facet.name, facet.attribute) if alias}
         for term in terms:
             name, sep, values = term.partition("=")
             key = name.strip().lower()
-            field = key if key in FILTER_FACETS else singular.get(key)
-            if not sep or field is None or not values.strip():
+            facet = key if key in FILTER_FACETS else singular.get(key)
+            wanted = {v.strip() for v in values.split(",") if v.strip()}
+            if sep and facet is None and name.strip() in declared and wanted:
+                by_field.setdefault(name.strip(), set()).update(wanted)
+                continue
+            if not sep or facet is None or not wanted:
                 raise ValueError(f"filter {term!r}: write FIELD=VALUE[,VALUE...] with FIELD one "
-                                 f"of {', '.join(FILTER_FACETS)}")
-            chosen.setdefault(field, set()).update(v.strip() for v in values.split(",")
-                                                   if v.strip())
-        return cls(**{field: frozenset(values) for field, values in chosen.items()})
+                                 f"of {', '.join([*FILTER_FACETS, *declared])}")
+            chosen.setdefault(facet, set()).update(wanted)
+        return cls.of({key: frozenset(values) for key, values in chosen.items()}, by_field)
+
+    @classmethod
+    def of(cls, chosen: Mapping[str, frozenset[str]],
+           fields: Mapping[str, Collection[str]] | None = None) -> "ResponseFilter":
+        """The filter of values ``chosen`` by facet key (a page's buttons: "models"...) and of
+        the declared facets ``fields``."""
+        unknown = sorted(set(chosen) - set(FILTER_FACETS))
+        if unknown:
+            raise ValueError(f"no facet {', '.join(unknown)}; the facets are "
+                             f"{', '.join(FILTER_FACETS)}")
+        built_in: dict[str, Any] = dict(chosen)  # each a frozenset, as the fields of its key
+        return cls(**built_in).with_fields(fields or {})
+
+    def with_fields(self, chosen: Mapping[str, Collection[str]]) -> "ResponseFilter":
+        """This filter with its declared facets set to ``chosen`` (a facet without values is
+        not in use)."""
+        return dataclasses.replace(self, fields=tuple(
+            (name, frozenset(values)) for name, values in sorted(chosen.items()) if values))
 
     def where(self, facets: Sequence[Facet] = RESPONSE_FACETS) -> tuple[str, list[str]]:
         """An SQL condition over responses ``r`` and questions ``q`` for ``facets``, with its
@@ -121,18 +162,29 @@ class ResponseFilter:
             if wanted:
                 conditions.append(f"{facet.column} IN ({', '.join('?' * len(wanted))})")
                 params += wanted
+        for name, values in self.fields:  # a question's, so every response of it has them
+            conditions.append(f"coalesce({question_fields.text_sql(name)}, ?) IN "
+                              f"({', '.join('?' * len(values))})")
+            params += [NONE, *sorted(values)]
         return " AND ".join(conditions) or "1", params
 
     def admits(self, item: object, facets: Sequence[Facet] = RESPONSE_FACETS) -> bool:
         """Whether ``item`` (a response, a review of one, a question) is within the filter, by
-        its attributes of ``facets``: facets combine with AND, values with OR."""
-        return all(getattr(item, facet.attribute or facet.key) in getattr(self, facet.key)
-                   for facet in facets if getattr(self, facet.key))
+        its attributes of ``facets``: facets combine with AND, values with OR. An item with
+        its declared facets' values (a ``fields`` mapping, as a queue's item has) is checked
+        against :attr:`fields` too."""
+        if not all(getattr(item, facet.attribute or facet.key) in getattr(self, facet.key)
+                   for facet in facets if getattr(self, facet.key)):
+            return False
+        held = getattr(item, "fields", None)
+        return held is None or all(shown(held.get(name)) in values for name, values in self.fields)
 
     def describe(self) -> dict[str, list[str]]:
-        """The facets in use, for a report's settings and a run's record."""
-        return {f.name: sorted(getattr(self, f.name)) for f in fields(self)
-                if getattr(self, f.name)}
+        """The facets in use, for a report's settings and a run's record (a declared facet by
+        its name)."""
+        built_in = {f.name: sorted(getattr(self, f.name)) for f in dataclasses.fields(self)
+                    if f.name != "fields" and getattr(self, f.name)}
+        return built_in | {name: sorted(values) for name, values in self.fields}
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,9 +208,9 @@ def filter_choices(project: Project) -> FilterChoices:
     column = {name: {v for (v,) in conn.execute(f"SELECT DISTINCT {name} FROM questions "
                                                  f"WHERE {name} IS NOT NULL")}
               for name in (TOPIC.attribute, KIND.attribute, BLOOM.attribute)}
-    labels = [(rater_label(name, version), kind) for name, version, kind in conn.execute(
-        "SELECT name, prompt_version, kind FROM raters r WHERE EXISTS "
-        "(SELECT 1 FROM assessments a WHERE a.rater_id = r.id) ORDER BY name, prompt_version")]
+    labels = [(rater_label(name, version, run), kind) for name, version, kind, run in conn.execute(
+        "SELECT name, prompt_version, kind, run FROM raters r WHERE EXISTS "
+        "(SELECT 1 FROM assessments a WHERE a.rater_id = r.id) ORDER BY name, prompt_version, run")]
     judges = [label for label, kind in labels if kind != HUMAN]
     graders = [label for label, kind in labels if kind == HUMAN]
     return FilterChoices(

@@ -1,7 +1,13 @@
 """Contextual variants checked against their base: the same numbers, units and answer.
 
 A contextual variant retells its base question with the names and places of one world region;
-the physics must not move. Each variant is compared with its base three ways:
+the physics must not move. A *parameter variant* is the base's template with other numbers and
+its answer recomputed (SymPyBench's variants): its numbers are meant to differ, so it is no
+drift. A variant (``variant_of``) is taken for a parameter variant when it shares its base's
+``variant_group`` (the template) and states other quantities than its base; every other variant
+is contextual, and only those are checked. Questions of one template with no base among them
+have nothing to be checked against and are not listed. Each contextual variant is compared
+with its base three ways:
 
 - the quantities its statement states, as multisets of (value, unit): a number with the unit
   written right after it ("2.5 m/s^2", "20 °C", "3.0 × 10^8 m/s", "a 2.0-kg block") or a bare
@@ -267,21 +273,29 @@ def _is_name(number: re.Match[str], before: str) -> bool:
 # -- comparing --------------------------------------------------------------------------------
 
 
+#: The kinds of variant: a retelling with its base's numbers, or the template's other numbers.
+CONTEXTUAL, PARAMETER = "contextual", "parameter"
+
+
 @dataclass(frozen=True, slots=True)
 class VariantCheck:
-    """One variant against its base: whether it kept its base's numbers, units and answer."""
+    """One variant against its base: whether it kept its base's numbers, units and answer. A
+    parameter variant is not checked: it is ``ok`` with no differences."""
 
     id: str
     base: str
     ok: bool
     differences: list[str]
+    kind: str = CONTEXTUAL
 
     def as_dict(self) -> dict:
-        return {"id": self.id, "base": self.base, "ok": self.ok,
+        return {"id": self.id, "base": self.base, "kind": self.kind, "ok": self.ok,
                 "differences": list(self.differences)}
 
     def text(self) -> str:
         """"q-0101 (variant of q-0005): faithful" or its differences, one per line."""
+        if self.kind == PARAMETER:
+            return f"{self.id} (parameter variant of {self.base}): other numbers, not drift"
         head = f"{self.id} (variant of {self.base})"
         if self.ok:
             return f"{head}: faithful"
@@ -296,15 +310,17 @@ class _Question:
     answer_type: str | None
     unit: str | None
     options: dict[str, str] | None
+    variant_group: str | None
 
 
-_COLUMNS = "id, question, answer, answer_type, unit, options"
+_COLUMNS = "id, question, answer, answer_type, unit, options, variant_group"
 _VARIANTS = (f"SELECT v.variant_of, {', '.join('v.' + c for c in _COLUMNS.split(', '))} "
              "FROM questions v WHERE v.variant_of IS NOT NULL ORDER BY v.id")
 
 
 def check_variants(project: Project, task: Task | None = None) -> list[VariantCheck]:
-    """Every contextual variant of the project against its base, in id order.
+    """Every variant of the project against its base, in id order (parameter variants listed
+    as such, unchecked).
 
     The statements and fields are compared in this process; the answers that are not written
     alike go to the answer checker's worker processes (started only then) in one batch."""
@@ -314,7 +330,7 @@ def check_variants(project: Project, task: Task | None = None) -> list[VariantCh
         f"SELECT {_COLUMNS} FROM questions WHERE id IN "
         "(SELECT variant_of FROM questions WHERE variant_of IS NOT NULL)")}
     stated: dict[str, list[Stated]] = {}  # a base's quantities, read once for all its variants
-    found: list[tuple[str, str, list[str]]] = []
+    found: list[tuple[str, str, list[str], str]] = []
     to_check: list[tuple[int, _Question, _Question]] = []
     for index, (base_id, *fields) in enumerate(rows):
         if task is not None and index % _REPORT_EVERY == 0:
@@ -322,11 +338,16 @@ def check_variants(project: Project, task: Task | None = None) -> list[VariantCh
         variant = _question(fields)
         base = bases.get(base_id)
         if base is None:
-            found.append((variant.id, base_id, [f"base: {base_id} is not in the project"]))
+            found.append((variant.id, base_id, [f"base: {base_id} is not in the project"],
+                          CONTEXTUAL))
             continue
         if base.id not in stated:
             stated[base.id] = quantities(base.question)
-        differences = _compared("statement", stated[base.id], quantities(variant.question))
+        mine = quantities(variant.question)
+        if _of_one_template(base, variant) and _keys(mine) != _keys(stated[base.id]):
+            found.append((variant.id, base_id, [], PARAMETER))
+            continue
+        differences = _compared("statement", stated[base.id], mine)
         differences += _fields(base, variant) + _options(base, variant)
         if _differ(base.answer, variant.answer):
             if base.answer and variant.answer:
@@ -334,16 +355,26 @@ def check_variants(project: Project, task: Task | None = None) -> list[VariantCh
             else:
                 differences.append(f"answer: {_or_none(base.answer)} in the base, "
                                    f"{_or_none(variant.answer)} in the variant")
-        found.append((variant.id, base_id, differences))
+        found.append((variant.id, base_id, differences, CONTEXTUAL))
     for index, line in _answer_checks(to_check, task):
         found[index][2].append(line)
-    return [VariantCheck(vid, base_id, not lines, lines) for vid, base_id, lines in found]
+    return [VariantCheck(vid, base_id, not lines, lines, kind)
+            for vid, base_id, lines, kind in found]
 
 
 def _question(row: Sequence[Any]) -> _Question:
-    qid, text, answer, answer_type, unit, options = row
+    qid, text, answer, answer_type, unit, options, variant_group = row
     return _Question(qid, text or "", answer, answer_type, unit,
-                     json.loads(options) if options else None)
+                     json.loads(options) if options else None, variant_group)
+
+
+def _of_one_template(base: _Question, variant: _Question) -> bool:
+    return variant.variant_group is not None and variant.variant_group == base.variant_group
+
+
+def _keys(stated: list[Stated]) -> Counter[tuple[float, UnitSize | None]]:
+    """The quantities as a multiset (how they are written aside)."""
+    return Counter(quantity.key for quantity in stated)
 
 
 def _differ(a: str | None, b: str | None) -> bool:
@@ -357,7 +388,7 @@ def _or_none(text: str | None) -> str:
 def _compared(where: str, base: list[Stated], variant: list[Stated]) -> list[str]:
     """The quantities of one multiset missing from the other, paired where they are one
     quantity changed (the same unit, then the same dimension, then the same number)."""
-    left = Counter(q.key for q in variant)
+    left = _keys(variant)
     dropped = []
     for quantity in base:
         if left[quantity.key]:

@@ -252,16 +252,6 @@ def test_variant_pairs_pair_each_variant_with_the_same_models_base_answer():
     assert all_africa.p_value is None and "zero" in all_africa.p_value_reason
 
 
-def test_variant_consistency_counts_only_complete_groups():
-    table = by_model(analyses.variant_consistency(make_sheet(SHEET_B)))
-    # alpha: group b1 all right; group b2 (b2, v2a, v2x) mixed; group b3 lacks its base.
-    # beta: group b1 all wrong; group b2 lacks b2 and v2x.
-    assert list(table.index) == ["alpha", "beta", analyses.ALL_MODELS]
-    counts = table[["groups", "all_correct", "all_wrong", "mixed"]].to_numpy().tolist()
-    assert counts == [[2, 1, 0, 1], [1, 0, 1, 0], [3, 1, 1, 1]]
-    assert table.loc["alpha", "mixed_share"].value == 0.5 and table.loc["alpha", "mixed_share"].n == 2
-    assert table.loc[analyses.ALL_MODELS, "all_wrong_share"].value == pytest.approx(1 / 3)
-
 
 EVERY_ANALYSIS = {
     "score_by_model": (analyses.score_by_model,
@@ -277,9 +267,6 @@ EVERY_ANALYSIS = {
                            "mean_score_noncompliant", "difference"]),
     "variant_pairs": (analyses.variant_pairs, ["model", "region", "n_pairs", "base_score", "variant_score",
                                                "difference", "p_value", "p_value_reason"]),
-    "variant_consistency": (analyses.variant_consistency,
-                            ["model", "groups", "all_correct", "all_wrong", "mixed", "all_correct_share",
-                             "all_wrong_share", "mixed_share"]),
 }
 
 
@@ -302,7 +289,7 @@ def test_one_response_gives_values_without_intervals():
     assert compliance["difference"].value is None and compliance["difference"].n == 1
     wrong = analyses.reasoning_gap(make_sheet([response("x", "alpha", "q1", prefs(ANS=0))]))
     assert wrong["reasoning_gap"][0].value is None and wrong["reasoning_gap"][0].n == 0
-    assert analyses.variant_pairs(sheet).empty and analyses.variant_consistency(sheet).empty
+    assert analyses.variant_pairs(sheet).empty
 
 
 def test_a_sheet_filtered_to_one_model(sheet_a):

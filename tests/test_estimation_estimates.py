@@ -387,7 +387,9 @@ def test_plan_needs_fewer_grades_corrected_than_from_experts_alone(study: Path,
 
 
 def test_cli_estimate_and_plan(study: Path, tmp_path: Path, capsys) -> None:
-    listed = build_parser().format_help()  # help texts are %-formatted: "95%%"
+    # help texts are %-formatted ("95%%"); argparse wraps them (at a hyphen too) to a width
+    # that depends on the longest command's name
+    listed = " ".join(build_parser().format_help().split()).replace("- ", "-")
     assert "95% intervals" in listed and "95% interval of a given half-width" in listed
     _drawn(study, tmp_path)
     assert main(["estimate", str(study), "--judge", JUDGE, "--sample", "estimation"]) == 0

@@ -41,8 +41,9 @@ def test_imports_say_what_they_changed(project, tmp_path):
     responses = import_file(project, write_jsonl(tmp_path / "r.jsonl", [response()]), "responses")
     grades = import_file(project, write_jsonl(tmp_path / "g.jsonl", [
         {"response_id": "r-1", "grader": "expert-1", "scores": PREFS_FULL}]), "grades")
-    assert [r.changes for r in (questions, responses, grades)] == [
-        Changes.of(RecordKind.QUESTIONS, RecordKind.BLOOM), Changes.of(RecordKind.RESPONSES),
+    assert [r.changes for r in (questions, responses, grades)] == [  # answer_type: a facet now
+        Changes.of(RecordKind.QUESTIONS, RecordKind.BLOOM, RecordKind.SETTINGS),
+        Changes.of(RecordKind.RESPONSES),
         Changes.of(RecordKind.SCORES, RecordKind.RATERS)]
 
 
@@ -145,7 +146,7 @@ def test_field_mapping_renames_and_nests(project, tmp_path):
     row = project.db["questions"].get("7")
     assert row["topic"] == "Mechanics" and row["kind"] == "conceptual"
     assert json.loads(row["options"]) == {"A": "mass", "B": "force"} and row["answer"] == "B"
-    assert json.loads(row["extra"]) == {"year": 2021}
+    assert json.loads(row["extra"]) == {"year": 2021, "subject": "mechanics"}  # kept as given
 
 
 def test_a_mapping_naming_no_field_is_an_error(project, tmp_path):

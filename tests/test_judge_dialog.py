@@ -121,6 +121,21 @@ def test_the_estimate_is_the_cores_plan_and_follows_the_scope(
     assert "model" in dialog.estimate_note.text()
 
 
+def test_a_declared_facet_narrows_the_run(window: MainWindow, demo: Path, qtbot,
+                                          monkeypatch) -> None:
+    """The demo's questions carry an answer type, which its import declared a facet."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_KEY)
+    dialog = opened(window, qtbot)
+    button = dialog.declared.buttons["answer_type"]
+    assert button.isVisible() and button.text().startswith("Answer type")
+    numeric = count(demo, "SELECT COUNT(*) FROM responses r JOIN questions q ON q.id = "
+                          "r.question_id WHERE q.answer_type = ?", "NV")
+    assert 0 < numeric < count(demo, "SELECT COUNT(*) FROM responses")
+    next(a for a in button.menu().actions() if a.text() == "NV").setChecked(True)
+    settle(dialog, qtbot)
+    assert estimate(dialog, "Calls to make") == f"{numeric:,}"
+
+
 def test_the_dialogs_prompt_states_the_projects_answer_tolerance(
         window: MainWindow, qtbot, monkeypatch) -> None:
     """The rules and the judge cannot disagree by construction: the prompt the dialog runs says

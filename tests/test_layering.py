@@ -7,6 +7,7 @@ ties two modules together) or under ``if TYPE_CHECKING:``.
 from __future__ import annotations
 
 import ast
+import tomllib
 from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
 
@@ -71,3 +72,12 @@ def test_only_the_report_and_the_cli_import_the_report() -> None:
     outside = {name: sorted(filter(in_report, found)) for name, found in IMPORTS.items()
                if not in_report(name) and name not in REPORT_READERS}
     assert {name: found for name, found in outside.items() if found} == {}
+
+
+def test_every_core_package_is_installed() -> None:
+    """A package missing from pyproject's list imports from the source tree (an editable
+    install) but is left out of a wheel and of the bundle."""
+    declared = set(tomllib.loads((CORE.parent / "pyproject.toml").read_text(encoding="utf-8"))
+                   ["tool"]["setuptools"]["packages"])
+    packages = {module_name(path) for path in CORE.rglob("__init__.py")}
+    assert packages - declared == set()

@@ -21,6 +21,19 @@ def test_new_project_is_wal_with_foreign_keys_and_busy_timeout(project):
     assert project.schema_version == len(migrations())
 
 
+def test_settings_travel_with_the_project_file(project, tmp_path):
+    assert project.setting("answer_tolerance") == "0.01"  # the default migration 012 keeps
+    assert project.setting("facets") is None
+    with project.transaction():
+        project.put_setting("facets", '["language"]')
+        project.put_setting("facets", '["language", "skill"]')  # a second put replaces it
+    with Project.open(project.path) as again:
+        assert again.setting("facets") == '["language", "skill"]'
+        with again.transaction():
+            again.put_setting("facets", None)
+        assert again.setting("facets") is None
+
+
 def test_create_refuses_to_overwrite_and_open_refuses_strangers(tmp_path):
     Project.create(tmp_path / "a.physgrade").close()
     with pytest.raises(ProjectError, match="already exists"):

@@ -285,8 +285,10 @@ def test_the_demo_report_has_the_section_on_the_demo_sample(tmp_path: Path) -> N
     with Project.open(path) as project:
         report = build_report(project, ReportOptions(resamples=50))
     titles = [found.title for found in report.sections]
-    # After the audit and the Bloom labels, before the judge cards and the study's analyses.
+    # After the audit and the Bloom labels, before the judge cards and the study's analyses
+    # (the demo's contextual variants make groups of their own).
     assert titles[6:] == [f"7. {TITLE}", "8. Judge cards",
-                          "9. The study's analyses, by human consensus"]
+                          "9. Variant groups and formats, by human consensus",
+                          "10. The study's analyses, by human consensus"]
     assert f"{DEMO_SAMPLE!r}" in report.sections[6].intro
     assert_matches(report.sections[6], path, DEMO_SAMPLE)

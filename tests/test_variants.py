@@ -70,8 +70,8 @@ def test_faithful_variants_pass(project: Project, tmp_path: Path):
                 answer_type="numerical"))
     assert {qid: (check.ok, check.differences) for qid, check in checks.items()} == {
         "q-v1": (True, []), "q-v2": (True, []), "q-v3": (True, [])}
-    assert checks["q-v1"].as_dict() == {"id": "q-v1", "base": "q-base", "ok": True,
-                                        "differences": []}
+    assert checks["q-v1"].as_dict() == {"id": "q-v1", "base": "q-base", "kind": "contextual",
+                                        "ok": True, "differences": []}
 
 
 def test_drifted_variants_are_found_with_what_differs(project: Project, tmp_path: Path):
@@ -164,7 +164,7 @@ def test_the_command_lists_drifted_variants_and_prints_every_one_as_json(demo: P
     assert main(["check-variants", str(demo), "--json"]) == 0
     printed = json.loads(capsys.readouterr().out)["variants"]
     assert [v["id"] for v in printed] == [f"q-010{n}" for n in range(1, 7)]
-    assert printed[1] == {"id": "q-0102", "base": "q-0005", "ok": False,
+    assert printed[1] == {"id": "q-0102", "base": "q-0005", "kind": "contextual", "ok": False,
                           "differences": ["statement: 45 m in the base, 40 m in the variant"]}
 
 

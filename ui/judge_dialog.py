@@ -44,6 +44,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from physgrade import facets
 from physgrade.answers.outcome import DEFAULT_RTOL
 from physgrade.answers.tolerance import answer_tolerance
 from physgrade.changes import Changes, RecordKind
@@ -60,6 +61,7 @@ from physgrade.tasks import Task
 from physgrade.wording import count
 from physgrade_ui import preferences, style
 from physgrade_ui.dialogs import fit_screen, fitted_layout
+from physgrade_ui.facet_bar import DeclaredFacets
 from physgrade_ui.operations import Operations
 from physgrade_ui.widgets import FacetButton, label
 from physgrade_ui.workers import Worker
@@ -551,9 +553,17 @@ class RunJudgeDialog(JudgeCallsDialog):
         form = self.form
         model = self._model_combo(preferences.JUDGE_MODEL.get())
         form.addRow(self._buddy("&Judge model", model), model)
+        self.run_label = QLineEdit(self.settings)
+        self.run_label.setPlaceholderText("none: the judge's own run")
+        self.run_label.setToolTip(
+            "Optional. A further run of the same judge and prompt, named by this label (e.g. 2), "
+            "is a rater of its own: it asks every response again, so that the report can say how "
+            "far two runs agree")
+        self.run_label.textChanged.connect(self.schedule_estimate)
+        form.addRow(self._buddy("Run la&bel", self.run_label), self.run_label)
 
-        facets = QHBoxLayout()
-        facets.setSpacing(6)
+        buttons = QHBoxLayout()
+        buttons.setSpacing(6)
         self.facets: dict[str, FacetButton] = {}
         assert ops.project is not None
         choices = filter_choices(ops.project)
@@ -562,8 +572,13 @@ class RunJudgeDialog(JudgeCallsDialog):
             button.set_values(getattr(choices, key), frozenset())
             button.changed.connect(self.schedule_estimate)
             self.facets[key] = button
-            facets.addWidget(button)
-        form.addRow(label("Responses", None, self.settings), facets)
+            buttons.addWidget(button)
+        # The project's declared facets (language, subject...), after the built-in ones.
+        self.declared = DeclaredFacets(parent=self.settings)
+        self.declared.set_values(facets.choices(ops.project))
+        self.declared.changed.connect(self.schedule_estimate)
+        buttons.addWidget(self.declared)
+        form.addRow(label("Responses", None, self.settings), buttons)
 
         self._add_limit_and_retry(
             "responses", "Judge at most this many of the responses still to do (0: all of them)",
@@ -576,7 +591,8 @@ class RunJudgeDialog(JudgeCallsDialog):
 
     def scope(self) -> Scope:
         """The responses the form asks for."""
-        chosen = ResponseFilter(**{key: button.chosen() for key, button in self.facets.items()})
+        chosen = ResponseFilter.of({key: button.chosen() for key, button in self.facets.items()},
+                                   self.declared.chosen())
         return Scope(chosen, self.limit.value() or None, self.retry_failed.isChecked())
 
     def update_estimate(self) -> Plan | None:
@@ -598,7 +614,8 @@ class RunJudgeDialog(JudgeCallsDialog):
     def _make_plan(self) -> Plan | None:
         def make(project: Project, model: str) -> Plan:
             assert self.prompts is not None
-            return verdicts.plan(project, model, self.prompts, self.scope(), price_for(model))
+            return verdicts.plan(project, model, self.prompts, self.scope(), price_for(model),
+                                 run=self.run_label.text())
 
         return self._plan_with(make)
 

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 from physgrade.changes import Changes, RecordKind
 from physgrade.project import Project
 from physgrade.queries import COUNTED, ProjectInfo, project_info
-from physgrade.raters import HUMAN, LLM, RULES
+from physgrade.raters import HUMAN, LLM, RULES, rater_label
 from physgrade.tasks import Task
 from physgrade.team.progress import GraderProgress, grader_progress
 from physgrade_ui.operations import Operations
@@ -241,7 +241,8 @@ class OverviewPage(QScrollArea):
                               "candidate pairs")
         self.models.fill([(model, count, info.compliant_by_model[model] / count)
                           for model, count in info.models.items()])
-        self.raters.fill([(r.name, RATER_KINDS.get(r.kind, r.kind), r.prompt_version or "—",
+        self.raters.fill([(rater_label(r.name, "", r.run), RATER_KINDS.get(r.kind, r.kind),
+                           r.prompt_version or "—",
                            r.responses, r.questions) for r in info.raters])
         self.topics.fill(list(info.topics.items()))
 

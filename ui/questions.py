@@ -16,12 +16,15 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QShowEvent
 from PySide6.QtWidgets import QLineEdit, QSplitter, QVBoxLayout, QWidget
 
+from physgrade import facets
 from physgrade.changes import Changes, RecordKind
 from physgrade.project import Project
 from physgrade.queries import QuestionRow, question_detail, question_rows
+from physgrade.selection import shown
 from physgrade.tasks import Task
 from physgrade.wording import count
 from physgrade_ui import reading, style
+from physgrade_ui.facet_bar import DeclaredFacets
 from physgrade_ui.operations import Operations, explain
 from physgrade_ui.pages import Section
 from physgrade_ui.reading_view import ReadingView
@@ -139,8 +142,35 @@ class QuestionTableModel(QAbstractTableModel):
         return None
 
 
-#: The changes that alter a question's row (its Bloom label, its counts of responses).
-ROW_KINDS = (RecordKind.QUESTIONS, RecordKind.RESPONSES, RecordKind.BLOOM, RecordKind.SCORES)
+#: The changes that alter a question's row (its Bloom label, its counts of responses; the
+#: settings name the declared facets it is filtered by).
+ROW_KINDS = (RecordKind.QUESTIONS, RecordKind.RESPONSES, RecordKind.BLOOM, RecordKind.SCORES,
+             RecordKind.SETTINGS)
+
+
+class QuestionFilter(QSortFilterProxyModel):
+    """The text filter over every column, and the declared facets' values ticked: ``fields``
+    holds each question's values of them (:func:`physgrade.facets.by_question`)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.fields: dict[str, dict[str, str | None]] = {}
+        self.chosen: dict[str, frozenset[str]] = {}
+
+    def narrow(self, fields: dict[str, dict[str, str | None]],
+               chosen: dict[str, frozenset[str]]) -> None:
+        self.beginFilterChange()
+        self.fields, self.chosen = fields, chosen
+        self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
+
+    def filterAcceptsRow(self, source_row: int, source_parent: Index) -> bool:
+        if self.chosen:
+            model = self.sourceModel()
+            assert isinstance(model, QuestionTableModel)
+            held = self.fields.get(model.question_id(source_row), {})
+            if not all(shown(held.get(name)) in values for name, values in self.chosen.items()):
+                return False
+        return super().filterAcceptsRow(source_row, source_parent)
 
 
 class QuestionsPage(QSplitter):
@@ -152,7 +182,7 @@ class QuestionsPage(QSplitter):
         super().__init__(Qt.Orientation.Horizontal, parent)
         self.ops = ops
         self.model = QuestionTableModel(self)
-        self.proxy = QSortFilterProxyModel(self)
+        self.proxy = QuestionFilter(self)
         self.proxy.setSourceModel(self.model)
         self.proxy.setFilterKeyColumn(-1)
         self.proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
@@ -162,6 +192,8 @@ class QuestionsPage(QSplitter):
             f"Filter by id, topic, kind, Bloom level, {DRIFTED}…   (Ctrl+F)")
         self.filter.setClearButtonEnabled(True)
         self.filter.textChanged.connect(self.proxy.setFilterFixedString)
+        self.declared = DeclaredFacets()  # the project's declared facets (language...)
+        self.declared.changed.connect(self._narrow)
 
         self.table = list_table(self.proxy, row_height=30)
         self.table.setSortingEnabled(True)
@@ -179,6 +211,7 @@ class QuestionsPage(QSplitter):
         layout.setContentsMargins(16, 16, 8, 16)
         layout.setSpacing(10)
         layout.addWidget(self.filter)
+        layout.addWidget(self.declared)
         layout.addWidget(self.table)
         pane = QWidget()
         pane_layout = QVBoxLayout(pane)
@@ -203,7 +236,8 @@ class QuestionsPage(QSplitter):
     def open(self, project: Project | None, person: str | None) -> None:
         self.model.set_drifted({})
         self._drift_said = 0
-        self.show_rows(question_rows(project) if project is not None else [])
+        self.declared.set_values({}, {})
+        self.show_rows(question_rows(project) if project is not None else [], project)
         if project is not None:
             self.check_variants()
 
@@ -217,7 +251,7 @@ class QuestionsPage(QSplitter):
             self.check_variants()
         current = self.current_id()
         if changes.touches(*ROW_KINDS):
-            self.show_rows(question_rows(project))
+            self.show_rows(question_rows(project), project)
             if self.current_id() != current:
                 return  # the list shows another question now, read afresh
         if current is not None and changes.touches(*ROW_KINDS) and (
@@ -261,15 +295,23 @@ class QuestionsPage(QSplitter):
         self.filter.selectAll()
         return True
 
-    def show_rows(self, rows: list[QuestionRow]) -> None:
-        """Replace the list, keeping the selected question selected if it still exists."""
+    def show_rows(self, rows: list[QuestionRow], project: Project | None) -> None:
+        """Replace the list (and ``project``'s declared facets' values), keeping the selected
+        question selected if it still exists."""
         current = self.current_id()
+        self.declared.set_values(facets.choices(project) if project is not None else {})
+        self.proxy.narrow(facets.by_question(project) if project is not None else {},
+                          self.declared.chosen())
         self.model.set_rows(rows)
         self._fit_columns()
         if not self.select(current) and self.proxy.rowCount():
             self.table.selectRow(0)
         if self.current_id() is None:
             self.reader.show_html(PLACEHOLDER)
+
+    def _narrow(self) -> None:
+        """Show the questions with the declared facets' values ticked."""
+        self.proxy.narrow(self.proxy.fields, self.declared.chosen())
 
     def _fit_columns(self) -> None:
         """Size columns to their content and header text.

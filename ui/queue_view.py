@@ -7,7 +7,7 @@ the database, after the grader stops typing.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QColor
@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QGridLayout, QHeaderView, QLineEdit, QPushButton, 
 from physgrade.queue import GRADED, STARTED, QueueFilter, QueueItem
 from physgrade.selection import RESPONSE_FACETS
 from physgrade_ui import style
+from physgrade_ui.facet_bar import DeclaredFacets
 from physgrade_ui.widgets import FacetButton, list_table
 
 Index = QModelIndex | QPersistentModelIndex
@@ -163,6 +164,10 @@ class QueuePanel(QWidget):
         samples = self._facet(*SAMPLE_FACET)
         samples.hide()
         grid.addWidget(samples, grid.rowCount(), 0, 1, FACETS_PER_ROW)
+        # The project's declared facets (language, difficulty...), under the built-in ones.
+        self.declared = DeclaredFacets(FACETS_PER_ROW)
+        self.declared.changed.connect(self.filter_changed)
+        grid.addWidget(self.declared, grid.rowCount(), 0, 1, FACETS_PER_ROW)
 
         self.table = list_table(self.model, row_height=28)
         # The queue is narrow: the ids and marks take only what they need and the model's name
@@ -187,14 +192,17 @@ class QueuePanel(QWidget):
         self.facets[key] = button
         return button
 
-    def set_choices(self, values: dict[str, list[str]], queue_filter: QueueFilter) -> None:
-        """Fill the facet menus and show ``queue_filter`` in the bar, without emitting."""
+    def set_choices(self, values: dict[str, list[str]], queue_filter: QueueFilter,
+                    fields: Mapping[str, list[str]] | None = None) -> None:
+        """Fill the facet menus (``fields``: the declared facets' values) and show
+        ``queue_filter`` in the bar, without emitting."""
         self.blockSignals(True)
         for key, button in self.facets.items():
             button.blockSignals(True)
             button.set_values(values.get(key, []), getattr(queue_filter, key))
             button.blockSignals(False)
         self.facets[SAMPLE_FACET[0]].setVisible(bool(values.get(SAMPLE_FACET[0])))
+        self.declared.set_values(fields or {}, dict(queue_filter.fields))
         self.search.blockSignals(True)
         self.search.setText(queue_filter.search)
         self.search.blockSignals(False)
@@ -204,7 +212,7 @@ class QueuePanel(QWidget):
         """The facets as chosen in the bar (the search text is run by the page)."""
         # The keys are QueueFilter's facet fields, each a frozenset (never search, a str).
         chosen: dict[str, Any] = {key: button.chosen() for key, button in self.facets.items()}
-        return QueueFilter(**chosen)
+        return QueueFilter(**chosen, fields=tuple(sorted(self.declared.chosen().items())))
 
     def clear_filters(self) -> None:
         self._clear()
@@ -221,6 +229,7 @@ class QueuePanel(QWidget):
     def _clear(self) -> None:
         for button in self.facets.values():
             button.clear()
+        self.declared.clear()
         self.search.blockSignals(True)
         self.search.clear()
         self.search.blockSignals(False)

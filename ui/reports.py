@@ -41,6 +41,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from physgrade import facets
 from physgrade.changes import Changes, RecordKind
 from physgrade.estimation.sample import samples
 from physgrade.project import Project
@@ -53,6 +54,7 @@ from physgrade.stats.estimate import Estimate
 from physgrade.tasks import Task
 from physgrade.wording import count
 from physgrade_ui import style, transfer
+from physgrade_ui.facet_bar import DeclaredFacets
 from physgrade_ui.operations import Operations
 from physgrade_ui.pages import Section as SectionKeys
 from physgrade_ui.preferences import REPORT_MIN_GRADES
@@ -82,6 +84,8 @@ ROW_MARGIN = 10
 #: Join an interval's two ends and a hyphenated word's parts, so that a narrow column wraps
 #: only between words, and between a value and its interval.
 NO_BREAK, NO_BREAK_HYPHEN = "\u00a0", "-\u2060"
+#: How many of a project's declared facets the line under the bar holds before the next line.
+DECLARED_PER_ROW = 8
 #: Figures shrink to fit the page, but not below this width (pixels); the page scrolls instead.
 MIN_FIGURE_WIDTH = 320
 #: How tall a figure not drawn yet stands (pixels): about a typical figure's height (they run
@@ -105,9 +109,12 @@ READ_KEY = "report"
 #: What a report is computed from: a change to any of it computes the report again.
 REPORTED = (RecordKind.SCORES, RecordKind.RATERS, RecordKind.REVIEWS, RecordKind.BLOOM,
             RecordKind.QUESTIONS, RecordKind.RESPONSES, RecordKind.SAMPLES,
-            RecordKind.ADJUDICATIONS, RecordKind.ESTIMATION, RecordKind.REFINEMENTS)
-#: What the bar's filter values, raters and estimation samples are read from.
-CHOICES = (RecordKind.RATERS, RecordKind.QUESTIONS, RecordKind.RESPONSES, RecordKind.ESTIMATION)
+            RecordKind.ADJUDICATIONS, RecordKind.ESTIMATION, RecordKind.REFINEMENTS,
+            RecordKind.SETTINGS)
+#: What the bar's filter values, raters and estimation samples are read from (the settings
+#: name the declared facets).
+CHOICES = (RecordKind.RATERS, RecordKind.QUESTIONS, RecordKind.RESPONSES, RecordKind.ESTIMATION,
+           RecordKind.SETTINGS)
 
 
 def draft_work(cache: ScoreCache, options: ReportOptions, project: Project, task: Task) -> Draft:
@@ -140,7 +147,7 @@ def summary_text(report: Report) -> str:
     """What a report covers, in one line: counts, filters, whose analyses, when."""
     settings = report.settings
     titles = dict(FACETS)
-    filters = "; ".join(f"{titles[key]}: {', '.join(values)}"
+    filters = "; ".join(f"{titles.get(key) or facets.title(key)}: {', '.join(values)}"
                         for key, values in settings["filter"].items())
     created = datetime.fromisoformat(settings["created_at"]).astimezone()
     return " · ".join((
@@ -481,6 +488,10 @@ class ReportsPage(QWidget):
             button.changed.connect(self._bar_changed)
             self.facets[key] = button
             bar.addWidget(button)
+        # The project's declared facets on a line of their own under the bar (hidden when it
+        # declares none): a benchmark may declare half a dozen, and the bar must fit 1280 px.
+        self.declared = DeclaredFacets(DECLARED_PER_ROW)
+        self.declared.changed.connect(self._bar_changed)
         bar.addSpacing(10)
         bar.addWidget(label("Analyses for"))
         self.rater = QComboBox()
@@ -556,6 +567,10 @@ class ReportsPage(QWidget):
         layout.setContentsMargins(20, 14, 20, 8)
         layout.setSpacing(10)
         layout.addLayout(bar)
+        declared = QHBoxLayout()
+        declared.addWidget(self.declared)
+        declared.addStretch(1)
+        layout.addLayout(declared)
         layout.addLayout(status)
         layout.addWidget(self.body, 1)
         self._show_state()
@@ -638,6 +653,7 @@ class ReportsPage(QWidget):
             button.blockSignals(True)
             button.set_values(getattr(choices, key), button.chosen())
             button.blockSignals(False)
+        self.declared.set_values(facets.choices(project))
         rater = self.rater.currentText()
         self.rater.blockSignals(True)
         self.rater.clear()
@@ -674,7 +690,8 @@ class ReportsPage(QWidget):
 
     def options(self) -> ReportOptions:
         """The report the bar asks for (no sample named: the newest drawn at random)."""
-        chosen = ResponseFilter(**{key: button.chosen() for key, button in self.facets.items()})
+        chosen = ResponseFilter.of({key: button.chosen() for key, button in self.facets.items()},
+                                   self.declared.chosen())
         sample = self.sample.currentData()
         return ReportOptions(chosen, self.rater.currentText() or None,
                              sample=None if sample == self._newest_random else sample,

@@ -118,7 +118,7 @@ class AssignRequest:
     include_graded: bool = False
 
     def report_filter(self) -> ResponseFilter:
-        return ResponseFilter(**dict(self.chosen))
+        return ResponseFilter.of(dict(self.chosen))
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,6 +36,7 @@ from physgrade.queue import (
     QueueFilter,
     QueueItem,
     facet_values,
+    field_values,
     load_position,
     load_queue,
     save_position,
@@ -391,7 +392,7 @@ class GradingPage(QSplitter):
         if changes.touches(RecordKind.QUESTIONS, RecordKind.RESPONSES):
             self.hints.reset()  # reference answers or responses may differ: checks are stale
         if changes.touches(RecordKind.QUESTIONS, RecordKind.RESPONSES, RecordKind.BLOOM,
-                           RecordKind.ASSIGNMENTS, RecordKind.ESTIMATION):
+                           RecordKind.ASSIGNMENTS, RecordKind.ESTIMATION, RecordKind.SETTINGS):
             current, criterion = self.item.response_id if self.item else None, self.panel.current
             self._show_queue(load_queue(self.project, self.grader), self.queue.model.filter,
                              current)
@@ -426,7 +427,7 @@ class GradingPage(QSplitter):
         if queue_filter.search:
             assert self.project is not None  # a queue is shown only for a project
             queue_filter = queue_filter.with_search(self.project, queue_filter.search)
-        self.queue.set_choices(facet_values(items), queue_filter)
+        self.queue.set_choices(facet_values(items), queue_filter, field_values(items))
         self.queue.model.set_items(items, queue_filter)
         if not self.select(response_id) and self.queue.model.rowCount():
             self.select(self.queue.model.item(0).response_id)

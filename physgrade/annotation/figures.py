@@ -22,11 +22,13 @@ coefficients are unweighted.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import combinations
+from typing import Mapping
 
 import numpy as np
 
+from physgrade.facets import by_question
 from physgrade.project import Project
 from physgrade.raters import HUMAN, rater_label
 from physgrade.selection import QUESTION_FACETS, ResponseFilter
@@ -101,6 +103,8 @@ class Question:
     bloom_cognitive: str | None     # the final cognitive level
     bloom_knowledge: str | None     # the final knowledge type
     source: str                     # "adjudicated", "consensus" or "imported"
+    #: its values of the declared facets (:func:`physgrade.facets.by_question`)
+    fields: Mapping[str, str | None] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,8 +125,9 @@ def read_labels(project: Project) -> Labels:
             "FROM bloom_labels b JOIN raters r ON r.id = b.annotator_id JOIN questions q ON "
             "q.id = b.question_id"))
     origins = dict(project.conn.execute("SELECT question_id, source FROM bloom_final"))
+    fields = by_question(project)
     return Labels(labels, {
-        qid: Question(topic, kind, cognitive, knowledge, origins[qid])
+        qid: Question(topic, kind, cognitive, knowledge, origins[qid], fields.get(qid, {}))
         for qid, topic, kind, cognitive, knowledge in project.conn.execute(
             "SELECT id, topic, kind, bloom_cognitive, bloom_knowledge FROM questions")})
 

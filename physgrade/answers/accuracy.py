@@ -43,10 +43,12 @@ import numpy as np
 import pandas as pd
 from statsmodels.stats.proportion import proportion_confint
 
+from .. import question_fields
 from ..project import Project
 from ..raters import HUMAN, HUMAN_CONSENSUS, judge_label, rater_label
 from ..rubric import FINAL_ANSWER, GRADED_RUBRICS
 from ..scoring.tables import ScoreData, criterion_ratings
+from ..selection import shown, value_order
 from ..stats.agreement import cohen_kappa
 from ..stats.describe import LEVEL, NO_CASES, proportion
 from ..stats.estimate import Estimate
@@ -197,6 +199,36 @@ def accuracy(checks: Checks, rater: str = RATER) -> list[Accuracy]:
     return result
 
 
+def accuracy_by(checks: Checks, rater: str, values: pd.Series) -> list[tuple[str, Accuracy]]:
+    """:func:`accuracy` per value of a question field: the breakdowns the seeds publish
+    (UGPhysics by subject, skill, answer type and language; Physics-R1 by native difficulty).
+    ``values``: each response's value, by response id (a missing one is
+    :data:`~physgrade.selection.NONE`). Values in menu order, each with its models (sorted)
+    and then every model together."""
+    rows = checks.of(rater)
+    labels = values.reindex(rows.index).map(shown)
+    result = []
+    for value in sorted(labels.unique(), key=value_order):
+        part = rows[(labels == value).to_numpy()]
+        result += [(value, measures(str(model), _counts(group["class"])))
+                   for model, group in part.groupby("model", sort=True)]
+        result.append((value, measures(ALL, _counts(part["class"]))))
+    return result
+
+
+def response_values(project: Project, field: str) -> pd.Series:
+    """Each response's value of its question's ``field`` (any question field, see
+    :mod:`physgrade.question_fields`), by response id; a ValueError names the fields there are
+    when no question has it."""
+    known = question_fields.known(project)
+    if field not in known:
+        raise ValueError(f"no question has a field {field!r}; the fields are "
+                         f"{', '.join(known) or 'none (no questions)'}")
+    by_question = question_fields.values(project, field)
+    ids = project.conn.execute("SELECT id, question_id FROM responses").fetchall()
+    return pd.Series({rid: by_question.get(qid) for rid, qid in ids}, dtype=object)
+
+
 def _counts(classes: pd.Series) -> dict[str, int]:
     return {str(name): int(count) for name, count in classes.value_counts().items()}
 
@@ -288,10 +320,17 @@ class Judged:
     rater: str
     rows: list[Accuracy]
     agreement: ExpertAgreement
+    #: the question field of ``by_rows`` (``--by``), and the rates per value of it
+    by: str | None = None
+    by_rows: tuple[tuple[str, Accuracy], ...] = ()
 
     def as_dict(self) -> dict:
-        return {"rater": self.rater, "accuracy": [row.as_dict() for row in self.rows],
-                "agreement": self.agreement.as_dict()}
+        found = {"rater": self.rater, "accuracy": [row.as_dict() for row in self.rows],
+                 "agreement": self.agreement.as_dict()}
+        if self.by is not None:
+            found["by"] = {"field": self.by, "rows": [{self.by: value, **row.as_dict()}
+                                                      for value, row in self.by_rows]}
+        return found
 
     def text(self) -> str:
         wide = max(len(row.model) for row in self.rows)
@@ -304,6 +343,14 @@ class Judged:
                          f"{_rate(row.liberal):<20} {_rate(row.unjudgeable):<20} "
                          f"{_rate(row.unchecked):<20} {row.counts['partial']:>7,} "
                          f"{row.counts['missing']:>7,}")
+        if self.by is not None:
+            values = max(len(self.by), *(len(value) for value, _ in self.by_rows))
+            lines += ["", f"By {self.by}:",
+                      f"  {self.by:<{values}} {'model':<{wide}} {'n':>5}  {'strict':<20} "
+                      f"{'liberal':<20} {'unjudgeable':<20}"]
+            lines += [f"  {value:<{values}} {row.model:<{wide}} {row.n:>5,}  "
+                      f"{_rate(row.strict):<20} {_rate(row.liberal):<20} "
+                      f"{_rate(row.unjudgeable):<20}" for value, row in self.by_rows]
         found = self.agreement
         lines.append("")
         lines.append(f"Agreement with the experts ({found.reference}, ANS at its maximum or not) "
@@ -325,11 +372,13 @@ def _rate(rate: Estimate) -> str:
     return "n/a" if rate.value is None else rate.text(percent=True)
 
 
-def judged(project: Project, rater: str = RATER, reference: str = HUMAN_CONSENSUS) -> Judged:
-    """``rater``'s accuracy table and agreement with ``reference`` (reads only). ``rater`` is a
-    label (``rules``, ``rules [rtol 0.05]``, ``rules+MODEL [VERSION]``) or a name borne under
-    one version only (``rules+MODEL``); a ValueError names the raters with checks if it has
-    none."""
+def judged(project: Project, rater: str = RATER, reference: str = HUMAN_CONSENSUS,
+           by: str | None = None) -> Judged:
+    """``rater``'s accuracy table and agreement with ``reference`` (reads only), and its rates
+    per value of the question field ``by`` if given. ``rater`` is a label (``rules``,
+    ``rules [rtol 0.05]``, ``rules+MODEL [VERSION]``) or a name borne under one version only
+    (``rules+MODEL``); a ValueError names the raters with checks if it has none, and the
+    fields there are if no question has ``by``."""
     from ..scoring.tables import load
 
     checks = read_checks(project)
@@ -340,5 +389,6 @@ def judged(project: Project, rater: str = RATER, reference: str = HUMAN_CONSENSU
     if rater not in checks.raters():
         raise ValueError(f"no answer checks by {rater!r} in this project (raters with checks: "
                          f"{', '.join(checks.raters()) or 'none: run physgrade verify'})")
-    return Judged(rater, accuracy(checks, rater), expert_agreement(checks, load(project), rater,
-                                                                   reference))
+    by_rows = () if by is None else tuple(accuracy_by(checks, rater, response_values(project, by)))
+    return Judged(rater, accuracy(checks, rater),
+                  expert_agreement(checks, load(project), rater, reference), by, by_rows)

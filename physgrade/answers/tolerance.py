@@ -16,18 +16,15 @@ KEY = "answer_tolerance"
 
 def answer_tolerance(project: Project) -> float:
     """The project's relative tolerance for numbers (the default where it has none)."""
-    row = project.conn.execute("SELECT value FROM project_settings WHERE key = ?",
-                               (KEY,)).fetchone()
-    return DEFAULT_RTOL if row is None else float(row[0])
+    kept = project.setting(KEY)
+    return DEFAULT_RTOL if kept is None else float(kept)
 
 
 def set_answer_tolerance(project: Project, rtol: float) -> Changes:
     """Keep ``rtol`` as the project's tolerance; one the rules refuse raises ValueError."""
     Settings(rtol=rtol)
     with project.transaction():
-        project.conn.execute("INSERT INTO project_settings (key, value) VALUES (?, ?) "
-                             "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                             (KEY, repr(float(rtol))))
+        project.put_setting(KEY, repr(float(rtol)))
     return Changes.of(RecordKind.SETTINGS)
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Sequence
 
 from physgrade.changes import NOTHING, Changes, RecordKind
+from physgrade.facets import declared
 from physgrade.files import write_whole
 from physgrade.formats import FormatError, id_field, read_file
 from physgrade.project import Project, ProjectError, now_iso
@@ -83,15 +84,15 @@ class Stratum:
 def draw(project: Project, name: str, size: int, seed: int,
          strata: Sequence[str] = ()) -> EstimationSample:
     """Draw and store a sample of ``size`` responses: uniformly over the project, or, with
-    ``strata`` (facets of :data:`FACETS`), the same number from each stratum as far as each
-    allows (:func:`allocation`). Refuses a name already taken and what :func:`allocation`
+    ``strata`` (facets of :data:`FACETS` or declared ones), the same number from each stratum
+    as far as each allows (:func:`allocation`). Refuses a name already taken and what :func:`allocation`
     refuses."""
     name = _checked_name(name)
     if isinstance(size, bool) or not isinstance(size, int):
         raise ValueError(f"the size must be a whole number, not {size!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
         raise ValueError(f"the seed must be a whole number from 0 to {MAX_SEED}, not {seed!r}")
-    facets = checked(strata, FACETS)
+    facets = checked(strata, FACETS, declared(project))
     with project.transaction():
         _check_name_free(project, name)
         groups = responses_by_stratum(project, facets)
@@ -226,7 +227,7 @@ def stratum_sizes(project: Project, strata: Sequence[str] = ()) -> dict[str, int
     """The responses of each stratum over ``strata`` (facets of :data:`FACETS`), by stratum
     name: what a draw would share out (for a preview of it)."""
     return {stratum: len(ids) for stratum, ids in
-            responses_by_stratum(project, checked(strata, FACETS)).items()}
+            responses_by_stratum(project, checked(strata, FACETS, declared(project))).items()}
 
 
 def allocation(sizes: dict[str, int], size: int) -> dict[str, int]:

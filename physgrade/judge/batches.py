@@ -4,7 +4,8 @@ Submitting stores each batch's id and which item each request is about in the pr
 :func:`collect` can pick the results up in any later session, after any restart. Results are
 stored one by one (a collection cut short resumes without duplicates); an answer that does not
 fit the tool gets its one corrective retry as a direct call. Requests that errored or expired
-are not stored, and the next run submits them again.
+are not stored, and the next run submits them again. A batch remembers its run label and
+decoding, so that its results are stored under its run's rater.
 """
 
 from __future__ import annotations
@@ -14,8 +15,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from physgrade.changes import NOTHING, Changes, RecordKind
-from physgrade.judge import versions
-from physgrade.judge.client import CallError, CredentialsError, Outcome, Reply, api_message, ask, checked
+from physgrade.judge import runs, versions
+from physgrade.judge.client import (
+    CallError,
+    CredentialsError,
+    Decoding,
+    Outcome,
+    Reply,
+    api_message,
+    ask,
+    checked,
+)
 from physgrade.judge.prompts import Prompts
 from physgrade.judge.purposes import PURPOSES
 from physgrade.judge.runner import Plan
@@ -28,6 +38,11 @@ if TYPE_CHECKING:
 #: Kept well inside the API's limits (100,000 requests and 256 MB per batch).
 MAX_REQUESTS = 10_000
 MAX_BYTES = 150_000_000
+#: A batch's run label and decoding, from the run it belongs to (a batch submitted before runs
+#: were recorded has none: the default run, sent with the API's defaults).
+_RUN_JOIN = ("LEFT JOIN judge_batch_runs br ON br.batch_id = b.id "
+             "LEFT JOIN judge_runs jr ON jr.id = br.run_id")
+_RUN_COLUMNS = "coalesce(jr.run, ''), jr.temperature, jr.top_p"
 
 
 @dataclass(slots=True)
@@ -46,10 +61,18 @@ class BatchState:
     failed: int = 0
     not_answered: int = 0
     changes: Changes = NOTHING
+    run: str = ""
+    decoding: Decoding = Decoding()
+
+    @property
+    def by_run(self) -> dict[str, str]:
+        """The keyword that names this batch's run to its purpose (none for the default run)."""
+        return {"run": self.run} if self.run else {}
 
     def text(self) -> str:
         counts = ", ".join(f"{value:,} {key}" for key, value in self.counts.items() if value)
-        line = (f"{self.id} ({self.purpose}, {self.model} [{self.prompt_version}], "
+        run = f", run {self.run}" if self.run else ""
+        line = (f"{self.id} ({self.purpose}, {self.model} [{self.prompt_version}{run}], "
                 f"{self.requests:,} requests): {self.status}" + (f"; {counts}" if counts else ""))
         if self.ingested:
             line += (f"; collected: {self.stored:,} stored, {self.failed:,} failed, "
@@ -94,6 +117,8 @@ def submit(project: Project, client: "anthropic.Anthropic", plan: Plan, prompts:
                 (batch.id, plan.purpose, plan.model, plan.prompt_version, len(requests),
                  batch.processing_status, json.dumps(batch.request_counts.model_dump()),
                  now_iso()))
+            project.conn.execute("INSERT INTO judge_batch_runs (batch_id, run_id) VALUES (?, ?)",
+                                 (batch.id, run_id))
             project.conn.executemany("INSERT INTO judge_batch_items (batch_id, custom_id, "
                                      "item_id) VALUES (?, ?, ?)",
                                      [(batch.id, custom, item) for custom, item in items])
@@ -102,8 +127,10 @@ def submit(project: Project, client: "anthropic.Anthropic", plan: Plan, prompts:
         requests, items, size = [], [], 0
         task.report(sent, len(plan.pending), "submitting batches")
 
-    for job in purpose.jobs(project, prompts, plan.pending):
-        params = job.request.params(plan.model)
+    run_id, jobs = runs.recorded_jobs(project, plan, purpose.jobs(project, prompts, plan.pending),
+                                      runs.BATCH)
+    for job in jobs:
+        params = plan.request(job).params(plan.model)
         length = len(json.dumps(params))
         if requests and (len(requests) >= MAX_REQUESTS or size + length > MAX_BYTES):
             send()
@@ -122,13 +149,15 @@ def collect(project: Project, client: "anthropic.Anthropic", prompts: Prompts,
     each state's ``changes`` names the batch and what its results changed."""
     task = task or Task()
     states = []
-    for bid, purpose, model, version, requests in project.conn.execute(
-            "SELECT id, purpose, model, prompt_version, requests FROM judge_batches "
-            "WHERE ingested_at IS NULL ORDER BY submitted_at").fetchall():
+    for bid, purpose, model, version, requests, run, temperature, top_p in project.conn.execute(
+            f"SELECT b.id, b.purpose, b.model, b.prompt_version, b.requests, {_RUN_COLUMNS} "
+            f"FROM judge_batches b {_RUN_JOIN} WHERE b.ingested_at IS NULL "
+            "ORDER BY b.submitted_at").fetchall():
         batch = _call(client.messages.batches.retrieve, bid)
         counts = batch.request_counts.model_dump()
         state = BatchState(bid, purpose, model, version, requests, status=batch.processing_status,
-                           counts=counts, ingested=False, changes=Changes.of(RecordKind.BATCHES))
+                           counts=counts, ingested=False, changes=Changes.of(RecordKind.BATCHES),
+                           run=run, decoding=Decoding(temperature, top_p))
         with project.transaction():
             project.conn.execute("UPDATE judge_batches SET status = ?, counts = ?, ended_at = ? "
                                  "WHERE id = ?", (state.status, json.dumps(counts),
@@ -142,11 +171,13 @@ def collect(project: Project, client: "anthropic.Anthropic", prompts: Prompts,
 def batch_history(project: Project) -> list[BatchState]:
     """Every batch the project has submitted, as last polled."""
     return [BatchState(bid, purpose, model, version, requests, status,
-                       json.loads(counts or "{}"), ingested is not None)
-            for bid, purpose, model, version, requests, status, counts, ingested
-            in project.conn.execute(
-                "SELECT id, purpose, model, prompt_version, requests, status, counts, "
-                "ingested_at FROM judge_batches ORDER BY submitted_at")]
+                       json.loads(counts or "{}"), ingested is not None, run=run,
+                       decoding=Decoding(temperature, top_p))
+            for bid, purpose, model, version, requests, status, counts, ingested, run, temperature,
+            top_p in project.conn.execute(
+                "SELECT b.id, b.purpose, b.model, b.prompt_version, b.requests, b.status, "
+                f"b.counts, b.ingested_at, {_RUN_COLUMNS} FROM judge_batches b {_RUN_JOIN} "
+                "ORDER BY b.submitted_at")]
 
 
 def batch_items(project: Project, batch_id: str) -> set[str]:
@@ -161,7 +192,7 @@ def _ingest(project: Project, client: "anthropic.Anthropic", prompts: Prompts,
     purpose = PURPOSES[state.purpose]
     items = dict(project.conn.execute("SELECT custom_id, item_id FROM judge_batch_items "
                                       "WHERE batch_id = ?", (state.id,)))
-    already = purpose.stored(project, state.model, state.prompt_version)
+    already = purpose.stored(project, state.model, state.prompt_version, **state.by_run)
     # The corrective retry resends the original request, which only the same prompts rebuild:
     # those given, or the texts the project recorded when the batch was submitted.
     recorded = versions.find(project, state.prompt_version)
@@ -180,7 +211,8 @@ def _ingest(project: Project, client: "anthropic.Anthropic", prompts: Prompts,
         job = next(purpose.jobs(project, prompts, (item,)), None)
         if job is None:  # the item was deleted since
             continue
-        again = ((lambda retry, j=job: ask(client, state.model, j.request, retry))
+        again = ((lambda retry, j=job: ask(client, state.model, j.request.decoded(state.decoding),
+                                           retry))
                  if can_retry else None)
         try:
             outcome: Outcome[Any] = checked(Reply.of(result.message), job.read, again)
@@ -188,7 +220,7 @@ def _ingest(project: Project, client: "anthropic.Anthropic", prompts: Prompts,
             state.not_answered += 1
             continue
         state.changes |= purpose.store(project, state.model, state.prompt_version, item,
-                                       outcome, state.id)
+                                       outcome, state.id, **state.by_run)
         if outcome.problem is None:
             state.stored += 1
         else:

@@ -9,7 +9,7 @@ second bad answer is kept, raw, as a failed verdict. Credentials are refused at 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Generic, TypeVar
 
 from physgrade.judge import credentials
@@ -29,6 +29,12 @@ DEFAULT_TIMEOUT = 120.0
 DEFAULT_RETRIES = 4
 #: Room for a rationale per criterion.
 MAX_TOKENS = 2048
+#: The Messages API's temperature when a request sets none (what every judge run sent before
+#: runs recorded their decoding); a request without top_p samples from the whole distribution.
+#: Newer models refuse a temperature other than 1 and any top_p (a 400, which fails the call).
+API_TEMPERATURE = 1.0
+#: The sampling parameters a :class:`Decoding` may set, as the request's body names them.
+SAMPLING = ("temperature", "top_p")
 
 
 class CredentialsError(Exception):
@@ -37,6 +43,34 @@ class CredentialsError(Exception):
 
 class CallError(Exception):
     """One call failed for good after its retries (or the API refused the request itself)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Decoding:
+    """How a judge samples its answer: ``temperature`` and ``top_p`` as the Messages API takes
+    them, None where a request leaves the API's default (:data:`API_TEMPERATURE`, no top_p),
+    so that a run that sets neither sends exactly what runs sent before."""
+
+    temperature: float | None = None
+    top_p: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.temperature is not None and not 0.0 <= self.temperature <= 1.0:
+            raise ValueError(f"temperature must be between 0 and 1, not {self.temperature:g}")
+        if self.top_p is not None and not 0.0 < self.top_p <= 1.0:
+            raise ValueError(f"top_p must be above 0 and at most 1, not {self.top_p:g}")
+
+    def params(self) -> dict[str, float]:
+        """The keyword arguments of ``messages.create`` this decoding adds (those set)."""
+        return {key: value for key, value in zip(SAMPLING, (self.temperature, self.top_p))
+                if value is not None}
+
+    def text(self) -> str:
+        """``temperature 0.7, top_p 0.9``; ``temperature 1 (the API's default)`` where unset."""
+        temperature = (f"{self.temperature:g}" if self.temperature is not None
+                       else f"{API_TEMPERATURE:g} (the API's default)")
+        return f"temperature {temperature}" + (f", top_p {self.top_p:g}" if self.top_p is not None
+                                                    else "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +83,11 @@ class Request:
     tool: dict[str, Any]
     max_tokens: int = MAX_TOKENS
     figures: tuple["Figures", ...] = ()
+    decoding: Decoding = Decoding()
+
+    def decoded(self, decoding: Decoding) -> "Request":
+        """This request sampled with ``decoding`` (a run's, which the jobs it asks do not know)."""
+        return replace(self, decoding=decoding)
 
     def params(self, model: str, retry: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         """Keyword arguments of ``messages.create`` (and a batch request's ``params``)."""
@@ -56,7 +95,7 @@ class Request:
         if self.figures:  # a request without figures is sent exactly as before
             from physgrade.judge.figures import content
             user = content(self.figures, self.prompt)
-        return {"model": model, "max_tokens": self.max_tokens,
+        return {"model": model, "max_tokens": self.max_tokens, **self.decoding.params(),
                 "system": self.system,
                 "messages": [{"role": "user", "content": user}, *(retry or [])],
                 "tools": [self.tool],
@@ -113,8 +152,12 @@ def ask(client: "anthropic.Anthropic", model: str, request: Request,
     """Send one request (the client retries transient failures); raise :class:`CredentialsError`
     or :class:`CallError` when it cannot be answered."""
     import anthropic
+    params = request.params(model, retry)
+    # The client no longer names the sampling parameters: they go as they go in a batch, in
+    # the request's body.
+    sampling = {key: params.pop(key) for key in SAMPLING if key in params}
     try:
-        return Reply.of(client.messages.create(**request.params(model, retry)))
+        return Reply.of(client.messages.create(**params, extra_body=sampling or None))
     except (anthropic.AuthenticationError, anthropic.PermissionDeniedError,
             anthropic.NotFoundError) as exc:
         raise CredentialsError(api_message(exc)) from None

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from physgrade.answers import model_stage
 from physgrade.changes import Changes
-from physgrade.judge import bloom, duplicates, verdicts, versions
+from physgrade.judge import bloom, duplicates, runs, verdicts, versions
 from physgrade.judge.pricing import Price
 from physgrade.judge.prompts import Prompts
 from physgrade.judge.runner import Job, Plan, RunSummary, run
@@ -31,7 +31,7 @@ class Purpose:
     plan: Callable[[Project, str, Prompts, Scope, Price | None, bool], Plan]
     jobs: Callable[[Project, Prompts, tuple[str, ...]], Iterator[Job[Any]]]
     store: Callable[..., Changes]  # what storing one answer changed (NOTHING: nothing written)
-    stored: Callable[[Project, str, str], dict[str, str]]
+    stored: Callable[..., dict[str, str]]  # (project, model, version[, run=]): status by item
     texts: Callable[[Prompts], tuple[str, ...]]  # the texts a version is built from
 
     def record(self, project: Project, plan: Plan, prompts: Prompts) -> None:
@@ -53,6 +53,17 @@ PURPOSES = {verdicts.PURPOSE: Purpose(verdicts.prompt_version, verdicts.plan, ve
                                          lambda prompts: model_stage.TEMPLATES)}
 
 
+def by_run(plan: Plan) -> dict[str, str]:
+    """The keyword that names ``plan``'s run to its purpose's ``stored`` and ``store`` (none for
+    the default run: only verdicts have further runs)."""
+    return {"run": plan.run} if plan.run else {}
+
+
+def stored_by(project: Project, plan: Plan) -> dict[str, str]:
+    """The status of each answer stored by the rater ``plan`` asks for."""
+    return PURPOSES[plan.purpose].stored(project, plan.model, plan.prompt_version, **by_run(plan))
+
+
 def run_plan(project: Project, client: "anthropic.Anthropic", plan: Plan, prompts: Prompts,
              price: Price | None, concurrency: int, task: Task | None = None) -> RunSummary:
     """Ask ``plan.model`` about every pending item, committing each answer as it arrives. The
@@ -63,6 +74,9 @@ def run_plan(project: Project, client: "anthropic.Anthropic", plan: Plan, prompt
         raise ValueError("the prompts changed since the run was planned; plan it again")
     if plan.pending:
         purpose.record(project, plan, prompts)
-    return run(client, plan, purpose.jobs(project, prompts, plan.pending),
+    _, jobs = runs.recorded_jobs(project, plan, purpose.jobs(project, prompts, plan.pending),
+                                 runs.DIRECT)
+    return run(client, plan, jobs,
                lambda job, outcome: purpose.store(project, plan.model, plan.prompt_version,
-                                                  job.item_id, outcome), price, concurrency, task)
+                                                  job.item_id, outcome, **by_run(plan)),
+               price, concurrency, task)

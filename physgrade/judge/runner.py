@@ -1,7 +1,8 @@
 """Many judge calls at once, each answer committed as it arrives.
 
 A run is planned first (:class:`Plan`): which items still need an answer from this model under
-this prompt version, and what that will cost. What is already stored is never asked again, so a
+this prompt version (and run label: a second run of the same judge is a rater of its own), how
+it decodes, and what that will cost. What is already stored is never asked again, so a
 second run makes no call for it and a run killed half-way resumes where it stopped. Calls go out
 on a thread pool; answers are checked on the pool and written on the calling thread, one
 transaction each.
@@ -15,7 +16,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, Iterator, TypeVar
 
 from physgrade.changes import NOTHING, Changes
-from physgrade.judge.client import CallError, CredentialsError, Outcome, Request, ask_checked
+from physgrade.judge.client import CallError, CredentialsError, Decoding, Outcome, Request, ask_checked
 from physgrade.judge.pricing import Price, Usage, dollars, tokens_for
 from physgrade.raters import rater_label
 from physgrade.tasks import Cancelled, Task
@@ -80,7 +81,8 @@ class Candidate:
 
 @dataclass(frozen=True, slots=True)
 class Plan:
-    """What a run will do. ``pending`` is in the order the calls go out."""
+    """What a run will do. ``pending`` is in the order the calls go out; ``run`` labels a
+    further run of the same judge (its own rater), ``decoding`` is how every call samples."""
 
     purpose: str
     model: str
@@ -90,10 +92,16 @@ class Plan:
     failed_before: int
     in_batches: int
     estimate: Estimate
+    run: str = ""
+    decoding: Decoding = Decoding()
 
     @property
     def rater(self) -> str:
-        return rater_label(self.model, self.prompt_version)
+        return rater_label(self.model, self.prompt_version, self.run)
+
+    def request(self, job: Job[Any]) -> Request:
+        """What is sent for ``job``: its request, decoded as this run decodes."""
+        return job.request.decoded(self.decoding)
 
     def text(self) -> str:
         held = [f"{self.cached:,} already done"]
@@ -101,13 +109,14 @@ class Plan:
             held.append(f"{self.failed_before:,} failed before (not asked again unless retried)")
         if self.in_batches:
             held.append(f"{self.in_batches:,} waiting in submitted batches")
-        return f"{self.rater}: {self.estimate.text()}; {', '.join(held)}"
+        decoded = f" at {self.decoding.text()}" if self.decoding != Decoding() else ""
+        return f"{self.rater}{decoded}: {self.estimate.text()}; {', '.join(held)}"
 
 
 def make_plan(purpose: str, model: str, prompt_version: str, candidates: Iterable[Candidate],
               done: set[str], failed: set[str], in_batches: set[str], retry_failed: bool,
               limit: int | None, overhead_characters: int, price: Price | None,
-              batch: bool) -> Plan:
+              batch: bool, run: str = "", decoding: Decoding = Decoding()) -> Plan:
     """Sort the candidates into done, held back and pending, and estimate the pending calls."""
     pending: list[Candidate] = []
     cached = skipped = waiting = 0
@@ -125,7 +134,7 @@ def make_plan(purpose: str, model: str, prompt_version: str, candidates: Iterabl
                             for c in pending),
                         sum(c.output_tokens for c in pending), price, batch)
     return Plan(purpose, model, prompt_version, tuple(c.item_id for c in pending), cached,
-                skipped, waiting, estimate)
+                skipped, waiting, estimate, run, decoding)
 
 
 @dataclass(slots=True)
@@ -194,7 +203,7 @@ def run(client: "anthropic.Anthropic", plan: Plan, jobs: Iterator[Job[T]],
                 job = next(jobs, None)
                 if job is None:
                     break
-                running[pool.submit(ask_checked, client, plan.model, job.request, job.read)] = job
+                running[pool.submit(ask_checked, client, plan.model, plan.request(job), job.read)] = job
             if not running:
                 break
             try:

@@ -1,7 +1,9 @@
 """P-REFS verdicts from a language model: the request for a response, and storing the answer.
 
-A verdict is identified by response, judge model and prompt version (the rater is the model
-under that version), so asking again for a stored verdict is never needed. Problem-solving
+A verdict is identified by response, judge model, prompt version and run label (the rater is the
+model under that version, in that run), so asking again for a stored verdict is never needed,
+and a second run of the same judge (Physics-R1's two runs) is asked under a run label of its
+own. Problem-solving
 responses that follow the three-part template are sent part by part; the others whole, to be
 read holistically; conceptual questions use their own rubric.
 """
@@ -15,14 +17,15 @@ from typing import TYPE_CHECKING, Callable, Iterator
 
 from physgrade.changes import NOTHING, Changes
 from physgrade.judge import figures as figs
-from physgrade.judge.client import Outcome, Request
+from physgrade.judge import runs
+from physgrade.judge.client import Decoding, Outcome, Request
 from physgrade.judge.pricing import Price
 from physgrade.judge.prompts import EXAMPLES, Prompts
 from physgrade.judge.runner import Candidate, Job, Plan, make_plan
 from physgrade.judge.scope import Scope
 from physgrade.judge.tools import Verdict, read_scores, score_tool
 from physgrade.project import Project
-from physgrade.raters import LLM, ensure_rater, is_kind
+from physgrade.raters import LLM, check_run, ensure_rater, is_kind
 from physgrade.rubric import CONCEPTUAL, FINAL_ANSWER, PREFS, Rubric, rubric_for_kind
 from physgrade.scores import scored, write
 from physgrade.template import from_stored, section_text
@@ -114,9 +117,13 @@ def request_for(prompts: Prompts, item: Item) -> Request:
 
 
 def plan(project: Project, model: str, prompts: Prompts, scope: Scope = Scope(),
-         price: Price | None = None, batch: bool = False) -> Plan:
-    """Which responses in scope still need a verdict from ``model`` under these prompts."""
+         price: Price | None = None, batch: bool = False, run: str = "",
+         decoding: Decoding = Decoding()) -> Plan:
+    """Which responses in scope still need a verdict from ``model`` under these prompts in run
+    ``run``, asked with ``decoding`` (refused if that run decoded otherwise)."""
     version = prompt_version(prompts)
+    run = check_run(run)
+    runs.check_decoding(project, PURPOSE, model, version, run, decoding)
     where, params = scope.where()
     conn = project.conn
     rows = [(rid, qid, size, kind) for rid, qid, size, kind in conn.execute(
@@ -126,12 +133,12 @@ def plan(project: Project, model: str, prompts: Prompts, scope: Scope = Scope(),
         f"JOIN questions q ON q.id = r.question_id WHERE {where} "
         "ORDER BY r.question_id, r.model, r.id", params)
         if scope.responses is None or rid in scope.responses]
-    status = stored(project, model, version)
+    status = stored(project, model, version, run)
     done = {rid for rid, state in status.items() if state == "ok"}
     failed = set(status) - done
     tokens: dict[str, int] = {}
     with_images = figs.has_images(conn)
-    held = {rid: figs.sent_hashes(extra) for rid, extra in sent(project, model, version)}
+    held = {rid: figs.sent_hashes(extra) for rid, extra in sent(project, model, version, run)}
     if with_images or held:
         # The images sent are part of each call's key: a verdict given on other images is due.
         current = _hashes(conn)
@@ -148,24 +155,25 @@ def plan(project: Project, model: str, prompts: Prompts, scope: Scope = Scope(),
                                                          "problem_parts.md")) \
         + len(prompts.texts.get(EXAMPLES, "")) + len(json.dumps(score_tool(PREFS, False)))
     return make_plan(PURPOSE, model, version, candidates, done, failed,
-                     waiting_in_batches(project, PURPOSE, model, version), scope.retry_failed,
-                     scope.limit, overhead, price, batch)
+                     waiting_in_batches(project, PURPOSE, model, version, run), scope.retry_failed,
+                     scope.limit, overhead, price, batch, run, decoding)
 
 
-def stored(project: Project, model: str, version: str) -> dict[str, str]:
-    """The status (ok or failed) of each verdict ``model`` gave under ``version``."""
+def stored(project: Project, model: str, version: str, run: str = "") -> dict[str, str]:
+    """The status (ok or failed) of each verdict ``model`` gave under ``version`` in ``run``."""
     return dict(project.conn.execute(
         "SELECT a.response_id, a.status FROM assessments a JOIN raters t ON t.id = a.rater_id "
-        f"WHERE t.name = ? AND t.prompt_version = ? AND {is_kind(LLM, 't')}", (model, version)))
+        f"WHERE t.name = ? AND t.prompt_version = ? AND t.run = ? AND {is_kind(LLM, 't')}",
+        (model, version, run)))
 
 
-def sent(project: Project, model: str, version: str) -> list[tuple[str, str | None]]:
-    """The ``extra`` of each good verdict ``model`` gave under ``version`` whose call sent
-    images (it records their hashes)."""
+def sent(project: Project, model: str, version: str, run: str = "") -> list[tuple[str, str | None]]:
+    """The ``extra`` of each good verdict ``model`` gave under ``version`` in ``run`` whose call
+    sent images (it records their hashes)."""
     return project.conn.execute(
         "SELECT a.response_id, a.extra FROM assessments a JOIN raters t ON t.id = a.rater_id "
-        f"WHERE t.name = ? AND t.prompt_version = ? AND {is_kind(LLM, 't')} "
-        "AND a.status = 'ok' AND a.extra LIKE '%\"images\"%'", (model, version)).fetchall()
+        f"WHERE t.name = ? AND t.prompt_version = ? AND t.run = ? AND {is_kind(LLM, 't')} "
+        "AND a.status = 'ok' AND a.extra LIKE '%\"images\"%'", (model, version, run)).fetchall()
 
 
 def _hashes(conn: "sqlite3.Connection") -> "Callable[[str, str], list[str]]":
@@ -185,12 +193,14 @@ def owners(response_id: str, question_id: str) -> tuple[tuple[str, str], ...]:
     return (("question", question_id), ("reference", question_id), ("response", response_id))
 
 
-def waiting_in_batches(project: Project, purpose: str, model: str, version: str) -> set[str]:
-    """Items in submitted batches whose results have not been stored yet."""
+def waiting_in_batches(project: Project, purpose: str, model: str, version: str,
+                       run: str = "") -> set[str]:
+    """Items in submitted batches (of run ``run``) whose results have not been stored yet."""
     return {item for (item,) in project.conn.execute(
         "SELECT i.item_id FROM judge_batch_items i JOIN judge_batches b ON b.id = i.batch_id "
-        "WHERE b.ingested_at IS NULL AND b.purpose = ? AND b.model = ? AND b.prompt_version = ?",
-        (purpose, model, version))}
+        "LEFT JOIN judge_batch_runs br ON br.batch_id = b.id LEFT JOIN judge_runs jr "
+        "ON jr.id = br.run_id WHERE b.ingested_at IS NULL AND b.purpose = ? AND b.model = ? "
+        "AND b.prompt_version = ? AND coalesce(jr.run, '') = ?", (purpose, model, version, run))}
 
 
 def items(project: Project, response_ids: tuple[str, ...]) -> Iterator[Item]:
@@ -219,9 +229,10 @@ def jobs(project: Project, prompts: Prompts, response_ids: tuple[str, ...]) -> I
 
 
 def store(project: Project, model: str, version: str, response_id: str,
-          outcome: Outcome[Verdict], batch_id: str | None = None) -> Changes:
-    """Commit one verdict (or its failure, with the raw answer); a stored good verdict is kept
-    as it is. Returns what was written (NOTHING when the stored verdict was kept)."""
+          outcome: Outcome[Verdict], batch_id: str | None = None, run: str = "") -> Changes:
+    """Commit one verdict of run ``run`` (or its failure, with the raw answer); a stored good
+    verdict is kept as it is. Returns what was written (NOTHING when the stored verdict was
+    kept)."""
     response = scored(project, response_id)
     extra: dict[str, object] = {"input_tokens": outcome.usage.input_tokens,
                                 "output_tokens": outcome.usage.output_tokens,
@@ -232,7 +243,7 @@ def store(project: Project, model: str, version: str, response_id: str,
     if images:
         extra["images"] = images
     with project.transaction():
-        rater, changes = ensure_rater(project, model, LLM, version)
+        rater, changes = ensure_rater(project, model, LLM, version, run)
         previous = project.conn.execute(
             "SELECT status, extra FROM assessments WHERE rater_id = ? AND response_id = ? "
             "AND rubric = ?", (rater, response_id, response.rubric.key)).fetchone()

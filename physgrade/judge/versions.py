@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 from physgrade.judge.prompts import Prompts
 from physgrade.project import Project, now_iso
-from physgrade.raters import LLM, is_kind
+from physgrade.raters import LLM, is_kind, rater_label
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,12 +91,12 @@ def _judges(project: Project, version: str | None = None) -> dict[str, list[tupl
     """Version → the judges that answered under it, with their good verdicts (of ``version``
     only, when given)."""
     found: dict[str, list[tuple[str, int]]] = {}
-    for name, named, verdicts in project.conn.execute(
-            "SELECT r.name, r.prompt_version, (SELECT count(*) FROM assessments a WHERE "
+    for name, named, run, verdicts in project.conn.execute(
+            "SELECT r.name, r.prompt_version, r.run, (SELECT count(*) FROM assessments a WHERE "
             f"a.rater_id = r.id AND a.status = 'ok') FROM raters r WHERE {is_kind(LLM)} "
-            "AND r.prompt_version != '' AND (? IS NULL OR r.prompt_version = ?) ORDER BY r.name",
-            (version, version)):
-        found.setdefault(named, []).append((name, verdicts))
+            "AND r.prompt_version != '' AND (? IS NULL OR r.prompt_version = ?) "
+            "ORDER BY r.name, r.run", (version, version)):
+        found.setdefault(named, []).append((rater_label(name, "", run), verdicts))
     return found
 
 

@@ -353,8 +353,12 @@ def _population(data: ScoreData, judge: str, reference: str) -> pd.Series:
 
 
 def _name_and_version(project: Project, label: str) -> tuple[str, str]:
-    return next((name, version) for name, version in project.conn.execute(
-        "SELECT name, prompt_version FROM raters") if rater_label(name, version) == label)
+    found = next((name, version, run) for name, version, run in project.conn.execute(
+        "SELECT name, prompt_version, run FROM raters") if rater_label(name, version, run) == label)
+    if found[2]:  # its "before" verdicts would be asked again under the default run
+        raise ValueError(f"{label!r} is a further run of a judge; refine the judge's own run, "
+                         f"{rater_label(found[0], found[1])!r}")
+    return found[0], found[1]
 
 
 def _known_prompts(project: Project, version: str, prompts: Prompts) -> Prompts | None:

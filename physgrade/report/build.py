@@ -16,20 +16,24 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from functools import partial
 from itertools import combinations
-from typing import AbstractSet, Any, Callable, Iterator, TypeVar, cast
+from typing import AbstractSet, Any, Callable, Iterator, Mapping, TypeVar, cast
 
 import numpy as np
 import pandas as pd
 
 import physgrade
-from physgrade import analyses
+from physgrade import analyses, facets, question_fields
 from physgrade.annotation import figures as bloom
 from physgrade.answers import accuracy as answer_checks
 from physgrade.changes import RecordKind
 from physgrade.estimation import sample as samples
 from physgrade.project import Project
 from physgrade.raters import HUMAN_CONSENSUS
+from physgrade.report import coarse as prefs_v1
+from physgrade.report import conditions as paired_conditions
 from physgrade.report import corrected, final_answers, folding, judge_cards, plots
+from physgrade.report import reliability as judge_reliability
+from physgrade.report import variant_groups as variant_study
 from physgrade.report.bloom_labels import bloom_section
 from physgrade.report.common import main_reference, paired, slug
 from physgrade.report.folding import NOBODY, FoldedRows, Folding
@@ -295,7 +299,13 @@ def experts_section(data: ScoreData, options: ReportOptions, complete: bool = Tr
 # -- the last section: the study's analyses --------------------------------------------------------
 
 
-def analyses_section(sheet: pd.DataFrame, rater: str, number: int = 5) -> Section:
+def analyses_section(sheet: pd.DataFrame, rater: str, number: int = 5,
+                     data: ScoreData | None = None,
+                     scaffold: Mapping[str, str | None] | None = None) -> Section:
+    """The study's measures from ``rater``'s ``sheet``; with ``data``, the lengths of its
+    responses (whoever scored them), and with ``scaffold`` (each question's value of
+    :data:`~physgrade.analyses.SCAFFOLD_FIELD`) the formulation-scaffold ablation where some
+    question has one."""
     tables: list[Table] = []
     figures: list[Figure] = []
     by_model = analyses.score_by_model(sheet)
@@ -309,6 +319,7 @@ def analyses_section(sheet: pd.DataFrame, rater: str, number: int = 5) -> Sectio
         "fully_correct": "Fully correct", "reasoning_gap": "Reasoning gap"}, {"Reasoning gap"},
         "The reasoning gap is the share of responses with a correct final answer that are not "
         "correct on every criterion."))
+    _add(tables, figures, _stage_analyses(sheet))
     for rubric in GRADED_RUBRICS:
         if not (sheet["rubric"] == rubric.key).any():
             continue
@@ -317,25 +328,23 @@ def analyses_section(sheet: pd.DataFrame, rater: str, number: int = 5) -> Sectio
         figures.extend(rubric_figures)
     for by, title in (("topic", "topic"), ("bloom_cognitive", "Bloom cognitive level"),
                       ("bloom_knowledge", "Bloom knowledge type")):
-        frame = analyses.heatmap(sheet, by)
-        values = [c for c in frame.columns if c not in ("model", "n")]
-        tables.append(frame_table(frame, f"score_by_{by}", f"Mean score by model and {title}",
-                                  {"model": "Model", "n": "n", **{c: c for c in values}},
-                                  set(values)))
-        figure = _heatmap_figure(frame, f"score_by_{by}", f"Heatmap: mean score (%) by model and "
-                                                          f"{title}")
+        frame = analyses.stage_heatmap(sheet, by)
+        values = [c for c in frame.columns if c not in ("kind", "part", "stage", "model", "n")]
+        # A table per kind (their rubrics differ, so kinds are not pooled), as the figure's
+        # rows of panels; a value none of the kind's responses has is left out.
+        for kind, rows in frame.groupby("kind", sort=False):
+            present = [c for c in values if any(_value(cell) is not None for cell in rows[c])]
+            tables.append(frame_table(rows, f"score_by_{by}_{slug(str(kind))}",
+                                      f"Mean score by stage, model and {title}: {kind} questions",
+                                      {"stage": "Stage", "model": "Model", "n": "n",
+                                       **{c: c for c in present}}, set(present),
+                                      "Each stage's points over its possible points, averaged "
+                                      "over the responses; Overall: the mean score."))
+        figure = _heatmap_figure(frame, f"score_by_{by}", f"Heatmaps: mean score (%) by stage, "
+                                                          f"model and {title}, per question kind")
         if figure is not None:
             figures.append(figure)
-    compliance = analyses.compliance_effect(sheet)
-    tables.append(frame_table(compliance, "template_compliance",
-                              "Template compliance and score", {
-                                  "model": "Model", "n_compliant": "n compliant",
-                                  "n_noncompliant": "n not compliant",
-                                  "mean_score_compliant": "Mean score, compliant",
-                                  "mean_score_noncompliant": "Mean score, not compliant",
-                                  "difference": "Difference"},
-                              {"Mean score, compliant", "Mean score, not compliant", "Difference"},
-                              "Difference = compliant − not compliant (Welch interval)."))
+    _add(tables, figures, _compliance_analyses(sheet))
     variants = analyses.variant_pairs(sheet)
     tables.append(frame_table(variants, "contextual_variants", "Contextual variants against "
                               "their base questions (paired)", {
@@ -347,16 +356,10 @@ def analyses_section(sheet: pd.DataFrame, rater: str, number: int = 5) -> Sectio
                               {"Mean score, base", "Mean score, variant", "Difference"},
                               "Each variant response is paired with the same model's response "
                               "to its base question; difference = variant − base."))
-    consistency = analyses.variant_consistency(sheet)
-    tables.append(frame_table(consistency, "variant_consistency", "Consistency over variant "
-                              "groups", {"model": "Model", "groups": "Groups",
-                                         "all_correct_share": "All correct",
-                                         "all_wrong_share": "All wrong",
-                                         "mixed_share": "Mixed"},
-                              {"All correct", "All wrong", "Mixed"},
-                              "A group is a base question with all its contextual variants; "
-                              "only groups whose every member was assessed count. Correct = "
-                              "final answer correct."))
+    if scaffold is not None and any(value is not None for value in scaffold.values()):
+        _add(tables, figures, _scaffold_analyses(sheet, scaffold))
+    if data is not None:
+        _add(tables, figures, _length_analyses(data))
     return Section(f"{number}. The study's analyses, by {rater}",
                    f"The measures of the study, computed from the grades of {rater}. Shares and "
                    "means carry their 95% confidence interval.", tables, figures,
@@ -400,13 +403,159 @@ def _value(cell: Estimate | float | None) -> float | None:
 
 
 def _heatmap_figure(frame: pd.DataFrame, name: str, title: str) -> Figure | None:
-    columns = [c for c in frame.columns if c not in ("model", "n")]
+    """A :func:`~physgrade.analyses.stage_heatmap` as seed 001 draws it (Figs 15-18): a row of
+    panels per question kind, a panel per stage and Overall; columns no response of the kind
+    has are left out of its panels."""
+    columns = [c for c in frame.columns if c not in ("kind", "part", "stage", "model", "n")]
     if frame.empty or not columns:
         return None
-    values = np.array([[_value(v) if _value(v) is not None else np.nan for v in row]
-                       for row in frame[columns].itertuples(index=False, name=None)], dtype=float)
-    return Figure(name, title, partial(plots.heatmap, list(frame["model"]), columns, values, title),
-                  "Each cell is the mean score of the model's responses in that group.", name)
+    panels: dict[str, tuple[list[str], list[str], np.ndarray]] = {}
+    for kind, rows in frame.groupby("kind", sort=False):
+        values = np.array([[_number(v) for v in row] for row in rows[columns].itertuples(
+            index=False, name=None)], dtype=float)
+        present = ~np.isnan(values).all(axis=0)
+        for key, at in rows.groupby(["part", "stage"]).indices.items():
+            part, stage = cast(tuple[int, str], key)
+            label = str(stage) if stage == analyses.OVERALL else f"Part {part}: {stage}"
+            panels[f"{kind} · {label}"] = (list(rows["model"].iloc[at]),
+                                           [c for c, keep in zip(columns, present) if keep],
+                                           values[np.ix_(at, present)])
+    per_row = int(frame.groupby("kind")["stage"].nunique().max())
+    return Figure(name, title, partial(plots.heatmap_grid, panels, per_row),
+                  "Each cell is the mean share of the stage's points of the model's responses "
+                  "in that group (Overall: the mean score); a row of panels per question kind.",
+                  name)
+
+
+def _number(cell: Estimate | float | None) -> float:
+    """A cell as a number to plot, NaN where there is none."""
+    found = _value(cell)
+    return np.nan if found is None else found
+
+
+def _add(tables: list[Table], figures: list[Figure], found: tuple[list[Table], list[Figure]]) -> None:
+    tables.extend(found[0])
+    figures.extend(found[1])
+
+
+def read_scaffold(project: Project) -> dict[str, str | None]:
+    """Each question's scaffold condition (:data:`~physgrade.analyses.SCAFFOLD_FIELD`)."""
+    return question_fields.values(project, analyses.SCAFFOLD_FIELD)
+
+
+def _stage_analyses(sheet: pd.DataFrame) -> tuple[list[Table], list[Figure]]:
+    """Seed 001's Fig 3: each stage's share and its part of the mean score, per model and kind."""
+    frame = analyses.stage_scores(sheet)
+    table = frame_table(frame, "stage_scores", "Score by stage, model and question kind", {
+        "model": "Model", "kind": "Kind", "part": "Part", "stage": "Stage", "n": "n",
+        "share": "Stage score", "contribution": "Part of the mean score"},
+        {"Stage score", "Part of the mean score"},
+        "Stage score: the stage's points over its possible points; part of the mean score: its "
+        "points over the response's possible points (a model's parts add up to its Overall, "
+        "its mean score). Means over the responses.")
+    panels: dict[str, tuple[list[str], dict[str, list[float | None]]]] = {}
+    stages = frame[frame["stage"] != analyses.OVERALL]
+    for kind, rows in stages.groupby("kind", sort=False):
+        models = list(dict.fromkeys(rows["model"]))
+        series = {f"Part {part}: {stage}": [_value(c) for c in cells.set_index("model").reindex(
+            models)["contribution"]] for (part, stage), cells in rows.groupby(["part", "stage"])}
+        panels[str(kind)] = (models, series)
+    figures = [Figure("stage_scores", "Mean score by stage, model and question kind",
+                      partial(plots.stacked_bars, panels, "mean score (%)"),
+                      "The height of a bar is the model's mean score; each layer is one stage's "
+                      "part of it.", "stage_scores")] if panels else []
+    return [table], figures
+
+
+def _compliance_analyses(sheet: pd.DataFrame) -> tuple[list[Table], list[Figure]]:
+    """Seed 001's Table 8 and Fig 13 per question kind: compliance, score, and their correlation."""
+    by_kind = analyses.compliance_by_kind(sheet)
+    correlation = analyses.compliance_correlation(by_kind)
+    tables = [
+        frame_table(by_kind, "template_compliance", "Template compliance and score, per question "
+                    "kind", {"kind": "Kind", "model": "Model", "n": "n",
+                             "compliance_rate": "Compliance rate", "mean_score": "Mean score",
+                             "n_compliant": "n compliant", "n_noncompliant": "n not compliant",
+                             "mean_score_compliant": "Mean score, compliant",
+                             "mean_score_noncompliant": "Mean score, not compliant",
+                             "difference": "Difference"}, {"Compliance rate"},
+                    "Scores in points of the rubric's scale (P-REFS: 10, conceptual: 5), as the "
+                    "seed's Table 8 gives them; difference = compliant − not compliant (Welch "
+                    "interval)."),
+        frame_table(correlation, "template_compliance_correlation", "Compliance rate against "
+                    "mean score across models, per question kind", {
+                        "kind": "Kind", "models": "Models", "spearman": "Spearman ρ",
+                        "p_value": "p", "p_value_reason": "Note",
+                        "mean_abs_difference": "Mean |difference|",
+                        "median_abs_difference": "Median |difference|"}, set(),
+                    "ρ between the models' compliance rates and mean scores (Fisher-z interval, "
+                    "two-sided p); |difference|: compliant − not compliant per model, in points.")]
+    panels = {}
+    for kind, rows in by_kind[by_kind["model"] != analyses.ALL_MODELS].groupby("kind", sort=False):
+        found = correlation[correlation["kind"] == kind].iloc[0]
+        rho, p_value = found["spearman"], found["p_value"]
+        title = str(kind) if rho.value is None else f"{kind}: ρ = {rho.value:.3f}" + (
+            "" if p_value is None else f", p = {p_value:.2f}")
+        panels[title] = (list(rows["model"]), np.array([_number(c) for c in rows["compliance_rate"]]),
+                         np.array([_number(c) for c in rows["mean_score"]]))
+    figures = [Figure("template_compliance", "Template compliance rate against mean score",
+                      partial(plots.scatter, panels, "template compliance (%)",
+                              "mean score (points)"),
+                      "A dot per model, with the least-squares line.",
+                      "template_compliance_correlation")] if panels else []
+    return tables, figures
+
+
+def _scaffold_analyses(sheet: pd.DataFrame,
+                       scaffold: Mapping[str, str | None]) -> tuple[list[Table], list[Figure]]:
+    """Seed 001's App. I: final answers and stages 2+3 per model and scaffold condition."""
+    frame = analyses.scaffold_ablation(sheet, scaffold)
+    table = frame_table(frame, "scaffold_ablation", "Formulation scaffold: final answer and "
+                        "solution correctness (P-REFS)", {
+                            "model": "Model", "condition": analyses.SCAFFOLD_FIELD.capitalize(),
+                            "n": "n", "final_correct": "Final answer correct",
+                            "fully_correct": "Fully correct",
+                            "stages_2_3_correct": "Fully correct (stages 2+3)",
+                            "reasoning_gap": "Gap (stages 2+3)"},
+                        {"Final answer correct", "Fully correct", "Fully correct (stages 2+3)",
+                         "Gap (stages 2+3)"},
+                        f"Condition: the question field '{analyses.SCAFFOLD_FIELD}'. Fully correct "
+                        "(stages 2+3): every criterion after the problem formulation at its "
+                        "maximum, the formulation treated as given; gap: the share of correct "
+                        "final answers that are not.")
+    labels = [f"{model} · {condition}" for model, condition in zip(frame["model"], frame["condition"])]
+    series = {"Final answer correct": [_value(c) for c in frame["final_correct"]],
+              "Fully correct (stages 2+3)": [_value(c) for c in frame["stages_2_3_correct"]]}
+    figures = [Figure("scaffold_ablation", "Formulation scaffold: final answer against stages 2+3",
+                      partial(plots.grouped_bars, labels, series, "responses (%)"),
+                      "Per model and scaffold condition.", "scaffold_ablation")] if labels else []
+    return [table], figures
+
+
+def _length_analyses(data: ScoreData) -> tuple[list[Table], list[Figure]]:
+    """Seed 001's App. C.2 (Fig 10): how long the responses are, per model and dataset split."""
+    frame = analyses.response_lengths(data.responses, data.lengths)
+    table = frame_table(frame, "response_lengths", "Response length (characters) by model and "
+                        "dataset split", {"model": "Model", "region": "Region", "n": "n",
+                                          "minimum": "Minimum", "q25": "Lower quartile",
+                                          "median": "Median", "q75": "Upper quartile",
+                                          "maximum": "Maximum", "mean": "Mean"}, set(),
+                        "Every response of the report, scored or not; lengths in characters (the "
+                        "seed counts tokens of each model's own tokenizer). A region is a split "
+                        "of contextual variants; (none): the base questions.")
+    models = list(dict.fromkeys(frame["model"]))
+    series: dict[str, list[plots.Spread | None]] = {}
+    for region, rows in frame.groupby("region", sort=False):
+        spreads = rows.set_index("model").reindex(models)[["minimum", "q25", "median", "q75",
+                                                           "maximum"]]
+        series[str(region)] = [None if np.isnan(low) else (low, q25, median, q75, high)
+                               for low, q25, median, q75, high in spreads.itertuples(
+                                   index=False, name=None)]
+    figures = [Figure("response_lengths", "Response length by model and dataset split",
+                      partial(plots.ranges, models, series, "characters"),
+                      "Thin line: shortest to longest; thick line: the middle half; dot: the "
+                      "median.", "response_lengths")] if models else []
+    return [table], figures
 
 
 # -- 5. the experts' audit of the judges -----------------------------------------------------------
@@ -591,15 +740,21 @@ def _report(project: Project, options: ReportOptions, task: Task, store: ScoreSt
 #: What each table a report reads besides the scores comes from: a change of any of these kinds
 #: reads it again (see :class:`~physgrade.scoring.readings.Readings`).
 READ_FROM: dict[Callable[[Project], object], tuple[RecordKind, ...]] = {
+    read_scaffold: (RecordKind.QUESTIONS,),
     audit.read_reviews: (RecordKind.REVIEWS, RecordKind.SAMPLES, RecordKind.RATERS,
                          RecordKind.SCORES, RecordKind.RESPONSES, RecordKind.QUESTIONS,
                          RecordKind.BLOOM),
     bloom.read_labels: (RecordKind.BLOOM, RecordKind.RATERS, RecordKind.QUESTIONS),
+    variant_study.read_setup: (RecordKind.QUESTIONS, RecordKind.SETTINGS),
     samples.read_samples: (RecordKind.ESTIMATION, RecordKind.RESPONSES, RecordKind.QUESTIONS,
                            RecordKind.BLOOM),
     judge_cards.read_versions: (RecordKind.RATERS, RecordKind.SCORES, RecordKind.REFINEMENTS),
     answer_checks.read_checks: (RecordKind.SCORES, RecordKind.RATERS, RecordKind.RESPONSES,
-                                RecordKind.QUESTIONS)}
+                                RecordKind.QUESTIONS),
+    prefs_v1.read_notation: (RecordKind.QUESTIONS,),
+    paired_conditions.read_pairings: (RecordKind.SETTINGS, RecordKind.QUESTIONS),
+    judge_reliability.read_judges: (RecordKind.RATERS, RecordKind.SCORES),
+    facets.declared: (RecordKind.SETTINGS,)}
 
 
 def _steps(project: Project, readings: Readings, data: ScoreData, options: ReportOptions,
@@ -641,11 +796,29 @@ def _steps(project: Project, readings: Readings, data: ScoreData, options: Repor
               _Step("making the judge cards", lambda number, _c, task:
                     judge_cards.judge_cards_section(versions, data, number, task))]
     checks = read(answer_checks.read_checks)
+    declared = read(facets.declared)
     if checks.has_checks():
         steps.append(_Step("judging final answers", lambda number, _c, _t:
-                           final_answers.final_answers_section(checks, data, number)))
+                           final_answers.final_answers_section(checks, data, number, declared)))
+    if prefs_v1.shown(data):
+        # Every rater with coarse verdicts, and the analyses rater's P-REFS scores mapped.
+        notation = read(prefs_v1.read_notation)
+        steps.append(_Step("computing the P-REFS v1 measures", lambda number, _c, _t:
+                           prefs_v1.coarse_section(data, notation, rater, number)))
+    pairings = read(paired_conditions.read_pairings)
+    if pairings.pairings:
+        steps.append(_Step("comparing paired conditions", lambda number, _c, _t:
+                           paired_conditions.conditions_section(pairings, data, checks, rater,
+                                                                options, number)))
+    judges = read(judge_reliability.read_judges)
+    steps.append(_Step("comparing judges with judges", lambda number, _c, _t:
+                       judge_reliability.reliability_section(judges, data, number)))
     if rater is not None:
+        setup = read(variant_study.read_setup)
+        steps.append(_Step("measuring variant groups", lambda number, _c, _t:
+                           variant_study.variant_groups_section(setup, data, rater, number)))
         # The study's analyses stay last (the app's Reports page says so).
         steps.append(_Step("computing the study's analyses", lambda number, _c, _t:
-                           analyses_section(score_tables.sheet(data, rater), rater, number)))
+                           analyses_section(score_tables.sheet(data, rater), rater, number, data,
+                                            read(read_scaffold))))
     return steps, foldings

@@ -7,8 +7,9 @@ Shown only when the project has answer checks, so that a project without them re
 
 from __future__ import annotations
 
-from physgrade.answers.accuracy import Checks, accuracy, expert_agreement
-from physgrade.report.common import main_reference
+from physgrade import facets
+from physgrade.answers.accuracy import Checks, accuracy, accuracy_by, expert_agreement
+from physgrade.report.common import main_reference, slug
 from physgrade.report.model import Cell, Section, Table
 from physgrade.scoring.tables import ScoreData
 
@@ -19,9 +20,11 @@ TAB = "Answer accuracy"
 RATES = frozenset({"Strict", "Liberal", "Unjudgeable rate", "Unchecked rate"})
 
 
-def final_answers_section(checks: Checks, data: ScoreData, number: int) -> Section | None:
-    """The section for every rater with answer checks among the report's responses; None when
-    there are none."""
+def final_answers_section(checks: Checks, data: ScoreData, number: int,
+                          by: tuple[str, ...] = ()) -> Section | None:
+    """The section for every rater with answer checks among the report's responses, with the
+    rates per value of each declared facet ``by`` (:mod:`physgrade.facets`); None when there
+    are no checks."""
     checks = checks.narrowed(data.responses.index)
     if not checks.has_checks():
         return None
@@ -63,8 +66,25 @@ def final_answers_section(checks: Checks, data: ScoreData, number: int) -> Secti
             "final_answers_differences", "Where the answer checks and the people differ",
             ("Rater", "Response", "Model", "Outcome", "Reason", "People's ANS", "ANS maximum"),
             difference_rows))
+    tables += [_by_table(checks, data, name) for name in by if name in data.responses]
     intro = ("Final answers judged as Physics-R1 judges them: a problem is correct only if every "
              "part of its reference answer is right, partial if some are; strict accuracy counts "
              "the correct, liberal gives half credit to the partial, and answers whose reference "
              "cannot be read are unjudgeable, kept in n and reported as their own rate.")
     return Section(f"{number}. {TITLE}", intro, tables, short=f"{number}. {TAB}")
+
+
+def _by_table(checks: Checks, data: ScoreData, facet: str) -> Table:
+    """Every rater's rates per value of ``facet`` and model (UGPhysics' tables by subject,
+    skill and answer type; Physics-R1's by native difficulty)."""
+    title = facets.title(facet)
+    rows: list[tuple[Cell, ...]] = [
+        (rater, value, row.model, row.n, row.counts["correct"], row.counts["partial"],
+         row.strict, row.liberal, row.unjudgeable)
+        for rater in checks.raters()
+        for value, row in accuracy_by(checks, rater, data.responses[facet])]
+    return Table(f"final_answers_by_{slug(facet)}", f"Final answers by {title.lower()}",
+                 ("Rater", title, "Model", "n", "Correct", "Partial", "Strict", "Liberal",
+                  "Unjudgeable rate"), rows,
+                 f"The rates above for the responses of each {title.lower()} (a declared facet); "
+                 "\"all models\" pools the models of that value.", RATES)

@@ -436,9 +436,9 @@ class Versions:
 def read_versions(project: Project) -> Versions:
     """Every language-model judge's versions and the refinements, for :func:`judge_cards`."""
     return Versions(
-        {rater_label(name, version): (name, version, first) for name, version, first in
+        {rater_label(name, version, run): (name, version, first) for name, version, run, first in
          project.conn.execute(
-             "SELECT r.name, r.prompt_version, MIN(a.assessed_at) FROM raters r "
+             "SELECT r.name, r.prompt_version, r.run, MIN(a.assessed_at) FROM raters r "
              f"LEFT JOIN assessments a ON a.rater_id = r.id WHERE {is_kind(LLM)} "
              "GROUP BY r.id")},
         tuple(refine.refinements(project)))

@@ -15,6 +15,7 @@ matplotlib.use("Agg")  # no display, no Qt: the core draws into memory only
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.figure import Figure as MplFigure  # noqa: E402
+from matplotlib.image import AxesImage  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
 #: A palette that stays apart for readers with the common colour-vision deficiencies.
@@ -168,6 +169,30 @@ def heatmap(rows: Sequence[str], columns: Sequence[str], values: np.ndarray, tit
     """A rows × columns grid of numbers, each cell printed (mean scores by model and topic)."""
     figure, axes = plt.subplots(figsize=(1.1 * len(columns) + 2.8, 0.45 * len(rows) + 1.6),
                                 layout="constrained")
+    image = _cells(axes, rows, columns, values, title, percent)
+    figure.colorbar(image, ax=axes, shrink=0.8, label="%" if percent else None)
+    return _png(figure)
+
+
+def heatmap_grid(panels: Mapping[str, tuple[Sequence[str], Sequence[str], np.ndarray]],
+                 per_row: int) -> bytes:
+    """Heatmaps of shares side by side, ``per_row`` to a row, one colour scale (0..100%) for
+    all: a panel per title, each its rows × columns grid (seed 001's four-panel heatmaps, one
+    row of panels per question kind)."""
+    widest = max((len(columns) for _, columns, _ in panels.values()), default=1)
+    tallest = max((len(rows) for rows, _, _ in panels.values()), default=1)
+    figure, panel_axes = _grid(len(panels), per_row, 0.75 * widest + 2.2, 0.34 * tallest + 1.7)
+    image = None
+    for axes, (title, (rows, columns, values)) in zip(panel_axes, panels.items()):
+        image = _cells(axes, rows, columns, values, title, True)
+    if image is not None:
+        figure.colorbar(image, ax=panel_axes, shrink=0.6, label="%")
+    return _png(figure)
+
+
+def _cells(axes: plt.Axes, rows: Sequence[str], columns: Sequence[str], values: np.ndarray,
+           title: str, percent: bool) -> AxesImage:
+    """One heatmap drawn on ``axes``, each cell printed; its image (for a colour bar)."""
     shown = np.where(np.isnan(values), np.nan, values * (100 if percent else 1))
     image = axes.imshow(shown, cmap="Blues", aspect="auto",
                         vmin=0, vmax=100 if percent else np.nanmax(shown) if np.isfinite(
@@ -181,7 +206,80 @@ def heatmap(rows: Sequence[str], columns: Sequence[str], values: np.ndarray, tit
             axes.text(c, r, f"{value:.0f}" if percent else f"{value:g}", ha="center",
                       va="center", fontsize=8,
                       color="white" if value > 0.6 * (100 if percent else limit) else "#1f2328")
-    figure.colorbar(image, ax=axes, shrink=0.8, label="%" if percent else None)
+    return image
+
+
+def stacked_bars(panels: Mapping[str, tuple[Sequence[str], Mapping[str, Sequence[float | None]]]],
+                 y_label: str) -> bytes:
+    """Stacked bars of shares (0..1), a panel per title: a bar per group, one layer per series
+    in order from the bottom (seed 001's Fig 3: each stage's part of a model's mean score)."""
+    groups = max((len(names) for names, _ in panels.values()), default=1)
+    figure, panel_axes = _grid(len(panels), 2, max(4.5, 0.55 * groups + 1.5), 5.0)
+    for axes, (title, (names, series)) in zip(panel_axes, panels.items()):
+        x = np.arange(len(names))
+        bottom = np.zeros(len(names))
+        for i, (label, values) in enumerate(series.items()):
+            height = np.array([0.0 if v is None else v for v in values], dtype=float) * 100
+            axes.bar(x, height, 0.7, bottom=bottom, label=label, color=COLOURS[i % len(COLOURS)])
+            bottom += height
+        axes.set_xticks(x, names, rotation=30, ha="right")
+        axes.set_ylim(0, 100)
+        axes.set_ylabel(y_label)
+        axes.set_title(title, fontsize=10)
+        axes.spines[["top", "right"]].set_visible(False)
+        axes.legend(frameon=False, fontsize=8, loc="upper left", bbox_to_anchor=(0, -0.3))
+    return _png(figure)
+
+
+def scatter(panels: Mapping[str, tuple[Sequence[str], np.ndarray, np.ndarray]], x_label: str,
+            y_label: str) -> bytes:
+    """A dot per named point, a panel per title, with the least-squares line through them
+    (shares ``x`` drawn as %, ``y`` as they are; seed 001's Fig 13: compliance against score)."""
+    figure, panel_axes = _grid(len(panels), 2, 5.0, 4.0)
+    for axes, (title, (names, x, y)) in zip(panel_axes, panels.items()):
+        shown = ~(np.isnan(x) | np.isnan(y))
+        axes.scatter(x[shown] * 100, y[shown], s=28, color=COLOURS[0], zorder=3)
+        for name, at_x, at_y in zip(np.asarray(names)[shown], x[shown] * 100, y[shown]):
+            axes.annotate(str(name), (at_x, at_y), textcoords="offset points", xytext=(4, 3),
+                          fontsize=7)
+        if shown.sum() >= 2 and np.ptp(x[shown]) > 0:
+            slope, intercept = np.polyfit(x[shown] * 100, y[shown], 1)
+            ends = np.array([x[shown].min(), x[shown].max()]) * 100
+            axes.plot(ends, intercept + slope * ends, color=COLOURS[1], linewidth=1.4)
+        axes.set_xlabel(x_label, fontsize=9)
+        axes.set_ylabel(y_label, fontsize=9)
+        axes.set_title(title, fontsize=10)
+        axes.spines[["top", "right"]].set_visible(False)
+    return _png(figure)
+
+
+#: A distribution as five numbers: minimum, lower quartile, median, upper quartile, maximum.
+Spread = tuple[float, float, float, float, float]
+
+
+def ranges(rows: Sequence[str], series: Mapping[str, Sequence[Spread | None]], x_label: str) -> bytes:
+    """Distributions side by side, a row per ``rows`` (top down) and one mark per series in
+    each: a thin line from minimum to maximum, a thick one between the quartiles and a dot at
+    the median (seed 001's Fig 10: response lengths per model and dataset split)."""
+    figure, axes = _figure(7.5, len(rows) * (0.2 * len(series) + 0.3) + 1.4)
+    axes.grid(axis="y", visible=False)
+    axes.grid(axis="x", color="#e4e7eb", linewidth=0.8)
+    y = np.arange(len(rows))[::-1].astype(float)
+    spread = 0.6 / max(len(series), 1)
+    for i, (name, values) in enumerate(series.items()):
+        colour = COLOURS[i % len(COLOURS)]
+        offset = ((len(series) - 1) / 2 - i) * spread
+        drawn = [(at, found) for at, found in zip(y + offset, values) if found is not None]
+        for k, (at, (low, q25, median, q75, high)) in enumerate(drawn):
+            axes.plot([low, high], [at, at], color=colour, linewidth=1)
+            axes.plot([q25, q75], [at, at], color=colour, linewidth=4, solid_capstyle="butt")
+            axes.plot([median], [at], marker="o", color=colour, markeredgecolor="white",
+                      markersize=6, linestyle="none", label=name if k == 0 else None)
+    axes.set_yticks(y, rows)
+    axes.set_ylim(-0.5, len(rows) - 0.5)
+    axes.set_xlabel(x_label)
+    if len(series) > 1:
+        axes.legend(frameon=False, fontsize=8, loc="lower right")
     return _png(figure)
 
 

@@ -23,8 +23,10 @@ from physgrade.scoring.readings import Readings
 from physgrade.scoring.store import ScoreStore, StoreOutdated
 from physgrade.tasks import Task
 
-#: Changes that alter what the store holds besides scores: it is read again whole.
-REREAD = (RecordKind.RATERS, RecordKind.RESPONSES, RecordKind.QUESTIONS, RecordKind.BLOOM)
+#: Changes that alter what the store holds besides scores: it is read again whole (the settings
+#: name the declared facets, which it holds a column of each).
+REREAD = (RecordKind.RATERS, RecordKind.RESPONSES, RecordKind.QUESTIONS, RecordKind.BLOOM,
+          RecordKind.SETTINGS)
 
 
 class ScoreCache:

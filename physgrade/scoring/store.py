@@ -19,6 +19,7 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
+from physgrade import facets, question_fields
 from physgrade.project import Project
 from physgrade.raters import rater_label
 from physgrade.rubric import RUBRICS
@@ -34,7 +35,11 @@ NA, MISSING = -1, -2
 _RESPONSES_SQL = (
     "SELECT r.id AS response_id, r.question_id, r.model, q.topic, q.kind, q.bloom_cognitive, "
     "q.bloom_knowledge, r.compliant, q.options IS NOT NULL AS multiple_choice, q.variant_of, "
-    "q.region FROM responses r JOIN questions q ON q.id = r.question_id")
+    "q.region, q.variant_group{declared} FROM responses r JOIN questions q "
+    "ON q.id = r.question_id")
+#: The question fields it reads as they are: a declared facet among them is not read twice.
+_READ_AS_THEY_ARE = ("topic", "kind", "bloom_cognitive", "bloom_knowledge", "variant_of",
+                     "region", "variant_group")
 #: Where each (rubric, criterion) is in :data:`KEYS`.
 KEY_AT = {key: k for k, key in enumerate(KEYS)}
 #: Criteria are read as "rubric␟criterion" (SQLite's char(31)): one column to look up.
@@ -55,9 +60,12 @@ class ScoreStore:
 
     ``responses``: a row per response (indexed by id, in the project's order) with question_id,
     model, topic, kind, bloom_cognitive, bloom_knowledge, compliant, multiple_choice,
-    variant_of, region. ``lengths``: each response's length in characters, in that order;
+    variant_of, region, variant_group, then a column per declared facet
+    (:mod:`physgrade.facets`) not among those, its value as
+    :func:`~physgrade.question_fields.as_text` shows it. ``lengths``: each response's length in
+    characters, in that order;
     ``by_id``: their positions in the order of their ids (the order report tables list them).
-    ``raters``: a row per rater that scored (id, name, kind, prompt_version, label), in the
+    ``raters``: a row per rater that scored (id, name, kind, prompt_version, run, label), in the
     order of the last axis of ``codes``. ``codes`` (int8, criterion of :data:`KEYS` × response
     × rater): the value given, :data:`NA` or :data:`MISSING`. ``decisions``: adjudicators'
     final values (response position, criterion position or -1 for a criterion no rubric has
@@ -81,15 +89,16 @@ class ScoreStore:
     @classmethod
     def _read(cls, project: Project, task: Task) -> ScoreStore:
         task.report(0, 3, "reading responses")
-        responses = pd.read_sql_query(_RESPONSES_SQL, project.conn, index_col="response_id")
+        responses = pd.read_sql_query(_responses_sql(facets.declared(project)), project.conn,
+                                      index_col="response_id")
         responses["compliant"] = responses["compliant"].astype(bool)
         responses["multiple_choice"] = responses["multiple_choice"].astype(bool)
         sizes = dict(project.conn.execute("SELECT id, length(response) FROM responses"))
         lengths = np.array([sizes[rid] for rid in responses.index], dtype=np.int64)
-        raters = pd.read_sql_query("SELECT id, name, kind, prompt_version FROM raters",
+        raters = pd.read_sql_query("SELECT id, name, kind, prompt_version, run FROM raters",
                                    project.conn)
-        raters["label"] = [rater_label(n, v) for n, v in zip(raters["name"],
-                                                              raters["prompt_version"])]
+        raters["label"] = [rater_label(n, v, run) for n, v, run in zip(
+            raters["name"], raters["prompt_version"], raters["run"])]
         task.report(1, 3, "reading scores")
         scores = _scores(project.conn.execute(_SCORES_SQL, list(RUBRICS)).fetchall())
         task.check()
@@ -134,6 +143,13 @@ class ScoreStore:
         codes[:, positions, :] = MISSING
         _fill(codes, self.responses.index, self.raters, scores)
         return replace(self, codes=codes)
+
+
+def _responses_sql(declared: Iterable[str]) -> str:
+    """:data:`_RESPONSES_SQL` with a column for each of the ``declared`` facets it lacks."""
+    return _RESPONSES_SQL.format(declared="".join(
+        f', {question_fields.text_sql(name)} AS "{name}"' for name in declared
+        if name not in _READ_AS_THEY_ARE))
 
 
 def _scores(rows: list[tuple]) -> pd.DataFrame:

@@ -23,7 +23,7 @@ from physgrade.project import Project
 from physgrade.raters import CONSENSUS_KIND, HUMAN, HUMAN_CONSENSUS
 from physgrade.rubric import FINAL_ANSWER, GRADED_RUBRICS, Rubric
 from physgrade.scoring.store import KEY_AT, KEYS, MISSING, NA, ScoreStore, consensus
-from physgrade.selection import RESPONSE_FACETS, ResponseFilter
+from physgrade.selection import NONE, RESPONSE_FACETS, ResponseFilter, shown
 from physgrade.tasks import Task
 
 #: Every criterion of those rubrics, in rubric order, each once.
@@ -128,6 +128,10 @@ def select(store: ScoreStore, report_filter: ResponseFilter = ResponseFilter()) 
         wanted = getattr(report_filter, facet.key)
         if wanted:
             keep &= responses[facet.attribute].isin(wanted).to_numpy()
+    for name, values in report_filter.fields:  # declared facets: a missing value is NONE's
+        if name not in responses:
+            raise ValueError(f"{name!r} is not a declared facet of this project")
+        keep &= responses[name].fillna(NONE).map(shown).isin(values).to_numpy()
     raters = store.raters
     people = (raters["kind"] == HUMAN).to_numpy()
     wanted_raters = np.ones(len(raters), dtype=bool)

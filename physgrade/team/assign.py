@@ -21,12 +21,15 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Mapping, Sequence
 
+from physgrade import question_fields
 from physgrade.changes import Changes, RecordKind
 from physgrade.estimation import sample as estimation_sample
+from physgrade.facets import declared
 from physgrade.project import Project, ProjectError, now_iso
 from physgrade.queries import graded_sql
 from physgrade.raters import HUMAN, ensure_rater, existing_rater, is_grader, person_id
 from physgrade.selection import FILTER_FACETS, MODEL, RESPONSE_FACETS, TOPIC, ResponseFilter, shown
+from physgrade.strata import checked
 from physgrade.tasks import Task
 from physgrade.wording import count
 
@@ -49,8 +52,8 @@ class AssignmentPlan:
     seed: int
     filter: ResponseFilter
     rows: tuple[tuple[str, str], ...]
-    #: response id -> (model, topic) of every response in ``rows``, for the counts by facet
-    strata: Mapping[str, tuple[str, str]] = field(default_factory=dict, compare=False,
+    #: response id -> its values of ``facets`` for every response in ``rows``: its stratum
+    strata: Mapping[str, tuple[str, ...]] = field(default_factory=dict, compare=False,
                                                   repr=False)
     #: The estimation sample the responses were taken from, if the plan was narrowed to one.
     sample: str | None = None
@@ -58,6 +61,8 @@ class AssignmentPlan:
     before: Mapping[str, int] = field(default_factory=dict, compare=False, repr=False)
     #: Whether responses a person has already finished grading were taken too.
     include_graded: bool = False
+    #: The facets the order was stratified by: model, topic, then any declared ones asked for.
+    facets: tuple[str, ...] = FACETS
 
     def responses(self) -> int:
         """Distinct responses newly assigned."""
@@ -73,10 +78,10 @@ class AssignmentPlan:
         return {grader: given[grader] for grader in self.graders}
 
     def by_facet(self, facet: str) -> dict[str, dict[str, int]]:
-        """Grader -> value of ``facet`` ("model" or "topic") -> new responses."""
-        if facet not in FACETS:
-            raise ValueError(f"counts are given by {' or '.join(FACETS)}, not {facet!r}")
-        index = FACETS.index(facet)
+        """Grader -> value of ``facet`` (one of :attr:`facets`) -> new responses."""
+        if facet not in self.facets:
+            raise ValueError(f"counts are given by {' or '.join(self.facets)}, not {facet!r}")
+        index = self.facets.index(facet)
         table: dict[str, dict[str, int]] = {grader: {} for grader in self.graders}
         for response, grader in self.rows:
             value = self.strata[response][index]
@@ -102,17 +107,21 @@ class AssignmentPlan:
 def plan(project: Project, graders: Sequence[str], overlap: float, *,
          per_grader: int | None = None, seed: int = 0,
          report_filter: ResponseFilter = ResponseFilter(), sample: str | None = None,
-         include_graded: bool = False, task: Task | None = None) -> AssignmentPlan:
+         include_graded: bool = False, strata: Sequence[str] = (),
+         task: Task | None = None) -> AssignmentPlan:
     """The assignments of the responses ``report_filter`` matches (and, if named, the
     estimation ``sample`` holds: experts grade it to correct a judge) that nobody has yet and,
     unless ``include_graded``, that no person has finished grading: all of them, or with
     ``per_grader`` as many as gives each grader about that many new rows; ``overlap`` of them
-    to two graders. Reads only; refuses what cannot be planned."""
+    to two graders. The order is stratified by model, topic and the declared facets
+    ``strata`` (:mod:`physgrade.facets`): what is taken, and doubled, holds each in proportion.
+    Reads only; refuses what cannot be planned."""
     names = _check(project, graders, overlap, per_grader, report_filter)
+    facets = FACETS + checked(strata, (), declared(project))
     sample_id = None if sample is None else estimation_sample.find(project, sample).id
     task = task or Task()
     task.report(0, None, "reading the responses not yet assigned")
-    pool = _pool(project, report_filter, sample_id, include_graded)
+    pool = _pool(project, report_filter, sample_id, include_graded, facets[len(FACETS):])
     order = _stratified(pool, random.Random(seed))
     task.check()
     share = Fraction(overlap).limit_denominator(10_000)
@@ -122,7 +131,7 @@ def plan(project: Project, graders: Sequence[str], overlap: float, *,
     rows = _deal(order, pool, names, share, loads, per_grader)
     return AssignmentPlan(names, float(overlap), per_grader, seed, report_filter, tuple(rows),
                           {response: pool[response] for response, _ in rows}, sample,
-                          dict(zip(names, loads)), include_graded)
+                          dict(zip(names, loads)), include_graded, facets)
 
 
 def _check(project: Project, graders: Sequence[str], overlap: float, per_grader: int | None,
@@ -158,10 +167,11 @@ def _check(project: Project, graders: Sequence[str], overlap: float, per_grader:
 
 
 def _pool(project: Project, report_filter: ResponseFilter, sample_id: int | None,
-          include_graded: bool) -> dict[str, tuple[str, str]]:
-    """Response id -> (model, topic) of the responses the filter (and the estimation sample, if
-    any) matches that nobody is assigned (nor, unless ``include_graded``, has graded); refuses
-    an empty pool, saying why it is empty."""
+          include_graded: bool, strata: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    """Response id -> (model, topic, its values of the declared facets ``strata``) of the
+    responses the filter (and the estimation sample, if any) matches that nobody is assigned
+    (nor, unless ``include_graded``, has graded); refuses an empty pool, saying why it is
+    empty."""
     where, values = report_filter.where(RESPONSE_FACETS)
     params: list[object] = list(values)
     if sample_id is not None:
@@ -172,8 +182,10 @@ def _pool(project: Project, report_filter: ResponseFilter, sample_id: int | None
                f"WHERE {where}")
     unassigned = f"{matched} AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.response_id = r.id)"
     ungraded = unassigned if include_graded else f"{unassigned} AND r.id NOT IN ({graded_sql()})"
-    pool = {response: (model, shown(topic)) for response, model, topic in project.conn.execute(
-        f"SELECT r.id, r.model, q.topic {ungraded} ORDER BY r.id", params)}
+    columns = "".join(f", {question_fields.text_sql(name)}" for name in strata)
+    pool = {response: (model, *map(shown, values)) for response, model, *values in
+            project.conn.execute(f"SELECT r.id, r.model, q.topic{columns} {ungraded} "
+                                 "ORDER BY r.id", params)}
     if pool:
         return pool
     if project.conn.execute(f"SELECT EXISTS (SELECT 1 {unassigned})", params).fetchone()[0]:
@@ -186,11 +198,11 @@ def _pool(project: Project, report_filter: ResponseFilter, sample_id: int | None
                        else "the project has no responses to assign")
 
 
-def _stratified(pool: Mapping[str, tuple[str, str]], rng: random.Random) -> list[str]:
-    """The pool in an order whose every prefix holds each (model, topic) stratum in
+def _stratified(pool: Mapping[str, tuple[str, ...]], rng: random.Random) -> list[str]:
+    """The pool in an order whose every prefix holds each (model, topic, ...) stratum in
     proportion: a stratum's shuffled members are spread evenly over [0, 1) from a random
     offset, and the strata are interleaved by that position."""
-    strata: dict[tuple[str, str], list[str]] = defaultdict(list)
+    strata: dict[tuple[str, ...], list[str]] = defaultdict(list)
     for response, stratum in pool.items():  # by id: the order depends on the seed and data only
         strata[stratum].append(response)
     keyed = []
@@ -228,7 +240,7 @@ def _quotas(loads: list[int], rows: int, most: int) -> list[int]:
     return quotas
 
 
-def _deal(order: list[str], pool: Mapping[str, tuple[str, str]], graders: tuple[str, ...],
+def _deal(order: list[str], pool: Mapping[str, tuple[str, ...]], graders: tuple[str, ...],
           share: Fraction, loads: list[int], per_grader: int | None) -> list[tuple[str, str]]:
     """Deal the responses of ``order`` to the graders, the doubled ones to two.
 
@@ -258,7 +270,7 @@ def _deal(order: list[str], pool: Mapping[str, tuple[str, str]], graders: tuple[
     # A stratum's doubled responses first: the last responses dealt, when graders may have
     # filled their quotas, are single ones.
     for response in sorted(order, key=lambda r: (pool[r], r not in doubled, position[r])):
-        model, topic = pool[response]
+        model, topic = pool[response][:2]
         progress = {g: MODEL_WEIGHT * (by_model[g][model] + 0.5) / (quotas[g] * models[model])
                     + (by_topic[g][topic] + 0.5) / (quotas[g] * topics[topic])
                     for g in range(len(graders)) if new[g] < quotas[g]}
@@ -320,6 +332,8 @@ def _narrowed_by(plan: AssignmentPlan) -> dict[str, object]:
         narrowed["sample"] = plan.sample
     if not plan.include_graded:
         narrowed["graded"] = "left out"
+    if plan.facets != FACETS:
+        narrowed["strata"] = list(plan.facets)
     return narrowed
 
 

@@ -19,12 +19,13 @@ Statistics come from :mod:`physgrade.stats`; nothing is re-implemented here.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import combinations
-from typing import TypeVar
+from typing import Mapping, TypeVar
 
 import numpy as np
 
+from physgrade.facets import by_question
 from physgrade.project import Project
 from physgrade.raters import rater_label
 from physgrade.rubric import RUBRICS
@@ -127,7 +128,8 @@ class Judge:
 @dataclass(frozen=True, slots=True)
 class Review:
     """Who reviewed which judge's verdict on which response, with the response's facets (by
-    which a report's filter narrows the reviews)."""
+    which a report's filter narrows the reviews; ``fields``: its question's values of the
+    declared facets, :func:`physgrade.facets.by_question`)."""
 
     reviewer: str
     judge: Judge
@@ -136,6 +138,7 @@ class Review:
     topic: str | None
     kind: str
     bloom_cognitive: str | None
+    fields: Mapping[str, str | None] = field(default_factory=dict, kw_only=True, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,7 +169,7 @@ class Reviews:
 
 #: What every review read starts with, from a review table aliased ``v``, and the joins it needs.
 _REVIEW_COLUMNS = ("rv.name, rv.prompt_version, v.judge_id, v.response_id, r.model, q.topic, "
-                   "q.kind, q.bloom_cognitive")
+                   "q.kind, q.bloom_cognitive, q.id")
 _REVIEW_JOINS = ("JOIN raters rv ON rv.id = v.reviewer_id JOIN responses r ON r.id = "
                  "v.response_id JOIN questions q ON q.id = r.question_id")
 
@@ -174,18 +177,20 @@ _REVIEW_JOINS = ("JOIN raters rv ON rv.id = v.reviewer_id JOIN responses r ON r.
 def read_reviews(project: Project) -> Reviews:
     """Every review of the project's judge verdicts, unfiltered."""
     judges = _judges(project)
+    fields = by_question(project)
     criteria = tuple(
         CriterionReview(rater_label(name, version), judges[int(judge_id)], response_id, model,
-                        topic, kind, bloom, rubric or "", criterion, int(value))
-        for name, version, judge_id, response_id, model, topic, kind, bloom, rubric, criterion,
-        value in project.conn.execute(
+                        topic, kind, bloom, rubric or "", criterion, int(value),
+                        fields=fields.get(qid, {}))
+        for name, version, judge_id, response_id, model, topic, kind, bloom, qid, rubric,
+        criterion, value in project.conn.execute(
             f"SELECT {_REVIEW_COLUMNS}, (SELECT MIN(a.rubric) FROM assessments a WHERE "
             "a.rater_id = v.judge_id AND a.response_id = v.response_id), v.criterion, "
             f"v.agreement FROM judge_review_criteria v {_REVIEW_JOINS}"))
     verdicts = tuple(
         VerdictReview(rater_label(name, version), judges[int(judge_id)], response_id, model,
-                      topic, kind, bloom, verdict)
-        for name, version, judge_id, response_id, model, topic, kind, bloom, verdict in
+                      topic, kind, bloom, verdict, fields=fields.get(qid, {}))
+        for name, version, judge_id, response_id, model, topic, kind, bloom, qid, verdict in
         project.conn.execute(f"SELECT {_REVIEW_COLUMNS}, v.verdict FROM judge_reviews v "
                              f"{_REVIEW_JOINS} WHERE v.verdict IS NOT NULL"))
     return Reviews(tuple(judges.values()), criteria, verdicts)
@@ -194,9 +199,9 @@ def read_reviews(project: Project) -> Reviews:
 def _judges(project: Project) -> dict[int, Judge]:
     aliases = {int(judge_id): str(alias) for judge_id, alias in
                project.conn.execute("SELECT judge_id, alias FROM judge_aliases")}
-    return {int(rid): Judge(rater_label(name, version), aliases.get(int(rid)))
-            for rid, name, version in project.conn.execute(
-                "SELECT id, name, prompt_version FROM raters r WHERE EXISTS (SELECT 1 FROM "
+    return {int(rid): Judge(rater_label(name, version, run), aliases.get(int(rid)))
+            for rid, name, version, run in project.conn.execute(
+                "SELECT id, name, prompt_version, run FROM raters r WHERE EXISTS (SELECT 1 FROM "
                 "judge_reviews v WHERE v.judge_id = r.id) OR EXISTS (SELECT 1 FROM "
                 "judge_review_criteria c WHERE c.judge_id = r.id)")}
 

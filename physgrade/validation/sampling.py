@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from typing import Sequence
 
 from physgrade.changes import NOTHING, Changes, RecordKind
+from physgrade.facets import declared
 from physgrade.project import Project, ProjectError, now_iso
 from physgrade.raters import HUMAN, LLM, is_kind, rater_label
 from physgrade.rubric import RUBRICS, rubric_for_kind
@@ -76,7 +77,7 @@ def draw(project: Project, name: str, judges: Sequence[str], per_stratum: int, s
         raise ValueError("a sample needs a name")
     if isinstance(per_stratum, bool) or not isinstance(per_stratum, int) or per_stratum < 1:
         raise ValueError(f"draw at least 1 response per stratum, not {per_stratum!r}")
-    facets = checked(strata)
+    facets = checked(strata, declared=declared(project))
     if not judges:
         raise ValueError("name at least one judge to audit")
     labels = tuple(dict.fromkeys(judges))
@@ -195,12 +196,12 @@ def _check_name_free(project: Project, name: str) -> None:
 
 def _judge_ids(project: Project, labels: tuple[str, ...]) -> tuple[int, ...]:
     """The rater ids of judge labels; refuses labels that name no judge of the project."""
-    known = {rater_label(name, version): (rater, kind) for rater, name, version, kind in
-             project.conn.execute("SELECT id, name, prompt_version, kind FROM raters")}
+    known = {rater_label(name, version, run): (rater, kind) for rater, name, version, kind, run in
+             project.conn.execute("SELECT id, name, prompt_version, kind, run FROM raters")}
     unknown = [label for label in labels if label not in known]
     if unknown:
-        judges = sorted(rater_label(name, version) for name, version in project.conn.execute(
-            f"SELECT t.name, t.prompt_version FROM raters t WHERE {is_kind(LLM, 't')} AND EXISTS "
+        judges = sorted(rater_label(*rater) for rater in project.conn.execute(
+            f"SELECT t.name, t.prompt_version, t.run FROM raters t WHERE {is_kind(LLM, 't')} AND EXISTS "
             "(SELECT 1 FROM assessments a WHERE a.rater_id = t.id)"))
         raise ValueError(f"no judge {', '.join(map(repr, unknown))} in this project (its judges: "
                          f"{', '.join(judges) or 'none'})")
@@ -230,8 +231,8 @@ def _load(project: Project, sample_id: int) -> Sample:
     if row is None:
         raise ProjectError(f"no review sample {sample_id} in this project")
     judge_ids = tuple(json.loads(row[5]))
-    names = {rater: rater_label(name, version) for rater, name, version in conn.execute(
-        "SELECT id, name, prompt_version FROM raters")}
+    names = {rater: rater_label(name, version, run) for rater, name, version, run in conn.execute(
+        "SELECT id, name, prompt_version, run FROM raters")}
     counts = Counter(dict(conn.execute(
         "SELECT stratum, count(*) FROM review_sample_items WHERE sample_id = ? GROUP BY stratum "
         "ORDER BY stratum", (sample_id,))))
