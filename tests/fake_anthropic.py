@@ -116,6 +116,10 @@ class FakeAnthropic:
         self.port = port
         self.base_url = ""
         self.requests: list[Recorded] = []
+        #: Answer every request with this error status, asking the client to retry at once
+        #: (``retry-after-ms``) rather than after its exponential backoff (seconds per item):
+        #: every retry the client makes of a 5xx is still made, and a run that fails
+        #: throughout ends in milliseconds.
         self.always_status: int | None = None
         self.batches: dict[str, dict] = {}
         self.result_overrides: dict[str, dict] = {}
@@ -303,7 +307,7 @@ class _Handler(BaseHTTPRequestHandler):
         if not headers.get("x-api-key") and not bearer:
             return self._error(401, "missing API key")
         if fake.always_status is not None:
-            return self._error(fake.always_status, "scripted failure")
+            return self._error(fake.always_status, "scripted failure", {"retry-after-ms": "1"})
 
         if self.command == "POST" and path == "/v1/messages":
             return self._messages(body or {}, len(raw))

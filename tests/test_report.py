@@ -6,6 +6,8 @@ import csv
 import json
 import re
 import sqlite3
+import uuid
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -17,7 +19,7 @@ from physgrade.importer import import_file
 from physgrade.project import Project
 from physgrade.raters import HUMAN_CONSENSUS
 from physgrade.report.build import build_report, draft_report, finish_section
-from physgrade.report.model import Report, Table, cell_parts
+from physgrade.report.model import Figure, Report, Table, cell_parts
 from physgrade.report.options import ReportOptions
 from physgrade.report.writers import write_report
 from physgrade.scoring.cache import ScoreCache
@@ -254,6 +256,30 @@ def test_write_report_refuses_unknown_formats(report: Report, tmp_path: Path) ->
     with pytest.raises(ValueError, match="report formats are html, csv, json; not pdf"):
         write_report(report, tmp_path, ["html", "pdf"])
     assert not list(tmp_path.iterdir())
+
+
+#: The plots :func:`counted_plot` drew, in order.
+PLOTTED: list[tuple[str, float]] = []
+
+
+def counted_plot(name: str, value: float) -> bytes:
+    PLOTTED.append((name, value))
+    return f"{name} {value!r}".encode()
+
+
+def test_a_figure_drawn_lately_from_the_same_numbers_is_not_drawn_again() -> None:
+    name = uuid.uuid4().hex  # a plot no other test drew
+    first = Figure("a", "A", partial(counted_plot, name, 0.5))
+    again = Figure("b", "B", partial(counted_plot, name, 0.5))
+    other = Figure("a", "A", partial(counted_plot, name, 0.5000001))
+    assert [first.draw(), again.draw(), other.draw(), first.draw()] == [
+        f"{name} 0.5".encode(), f"{name} 0.5".encode(), f"{name} 0.5000001".encode(),
+        f"{name} 0.5".encode()]
+    assert again.drawn and [p for p in PLOTTED if p[0] == name] == [(name, 0.5),
+                                                                    (name, 0.5000001)]
+    local = Figure("c", "C", lambda: counted_plot(name, 1.0))  # cannot be pickled: drawn anew
+    twin = Figure("c", "C", lambda: counted_plot(name, 1.0))
+    assert local.draw() == twin.draw() and PLOTTED.count((name, 1.0)) == 2
 
 
 def test_report_command(demo_path: Path, tmp_path: Path, capsys) -> None:

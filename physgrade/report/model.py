@@ -6,8 +6,11 @@ page shows it; none of them needs to know how the numbers were computed.
 
 from __future__ import annotations
 
+import hashlib
+import pickle
 import re
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Union
 
@@ -92,6 +95,29 @@ def cell_parts(text: str) -> list[tuple[str, bool]]:
 
 #: Figures are drawn one at a time: matplotlib's state is not shared safely between threads.
 _DRAWING = threading.Lock()
+#: How many bytes of the latest images are kept by what they were drawn from: a figure's PNG
+#: is 20 to 400 kB, a report's figures 1 to 2 MB.
+KEPT_BYTES = 32 * 2**20
+#: The latest images, oldest first, by the digest of the pickled plot that drew them (its
+#: function and every number it was given): a report computed again on numbers that did not
+#: change (a filter set back, a rater chosen again) shows those figures without drawing them.
+_IMAGES: OrderedDict[bytes, bytes] = OrderedDict()
+
+
+def _image(plot: Callable[[], bytes]) -> bytes:
+    """What ``plot`` draws, from :data:`_IMAGES` where the same plot drew it lately; a plot
+    that cannot be pickled is drawn every time. Call with :data:`_DRAWING` held."""
+    try:
+        key = hashlib.sha256(pickle.dumps(plot, protocol=pickle.HIGHEST_PROTOCOL)).digest()
+    except (pickle.PicklingError, AttributeError, TypeError):
+        return plot()
+    if key in _IMAGES:
+        _IMAGES.move_to_end(key)
+        return _IMAGES[key]
+    image = _IMAGES[key] = plot()
+    while sum(len(kept) for kept in _IMAGES.values()) > KEPT_BYTES:
+        _IMAGES.popitem(last=False)
+    return image
 
 
 @dataclass(frozen=True, eq=False)
@@ -108,10 +134,11 @@ class Figure:
     _png: list[bytes] = field(default_factory=list, init=False, repr=False)
 
     def draw(self) -> bytes:
-        """The image, drawn now unless it was (one figure at a time, whatever the thread)."""
+        """The image, drawn now unless it was, here or lately by a figure of the same plot
+        (one figure at a time, whatever the thread)."""
         with _DRAWING:
             if not self._png:
-                self._png.append(self.plot())
+                self._png.append(_image(self.plot))
             return self._png[0]
 
     @property
