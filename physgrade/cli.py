@@ -1147,6 +1147,10 @@ def cmd_embed(args: argparse.Namespace) -> None:
          arg("--cosine", type=float, default=None, metavar="C",
              help="embedding cosine threshold of stage 2 (default: the value calibrated for the "
                   "embedded model, see the README; set it for another model)"),
+         arg("--figure-bits", type=int, default=None, metavar="N",
+             help="figure stage (4): the most bits two figures' 256-bit perceptual hashes may "
+                  "differ by (default: the calibrated value, see the README); questions that "
+                  "share an image are always paired"),
          arg("--judge", metavar="MODEL",
              help="stage 3: ask this Anthropic model whether each pair is a close duplicate or a "
                   "same-topic neighbour (ANTHROPIC_API_KEY)"),
@@ -1157,11 +1161,13 @@ def cmd_embed(args: argparse.Namespace) -> None:
 def cmd_dedup(args: argparse.Namespace) -> None:
     from physgrade.dedup import pairs
     from physgrade.dedup.audit import DEFAULT_COSINE, Thresholds
+    from physgrade.dedup.figures import DEFAULT_FIGURE_BITS
     from physgrade.dedup.run import audit_project, with_labels
     from physgrade.dedup.texts import load_set
     from physgrade.dedup.vectors import stored_count
 
-    thresholds = Thresholds(args.jaccard, DEFAULT_COSINE if args.cosine is None else args.cosine)
+    thresholds = Thresholds(args.jaccard, DEFAULT_COSINE if args.cosine is None else args.cosine,
+                            DEFAULT_FIGURE_BITS if args.figure_bits is None else args.figure_bits)
     try:
         against = load_set(args.against, formats.parse_mapping(args.map or [])) \
             if args.against else None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from physgrade.images import CheckedImage, images_of
 from physgrade.levels import Levels, levels_of
 from physgrade.project import Project
 from physgrade.queries import Question, question
@@ -38,6 +39,8 @@ class GradingItem:
     rubric: Rubric
     mine: dict[str, Given] = field(default_factory=dict)
     levels: Levels = field(default_factory=dict)
+    #: The response's own figures (a model may answer with a sketch), in order.
+    images: tuple[CheckedImage, ...] = ()
 
     @property
     def complete(self) -> bool:
@@ -97,7 +100,8 @@ def grading_item(project: Project, response_id: str, grader: str) -> GradingItem
     rubric = rubric_for_kind(asked.kind)
     return GradingItem(response_id, model, text, from_stored(text, sections), bool(compliant),
                        asked, rubric, my_scores(project, response_id, grader, rubric),
-                       levels_of(project, rubric))
+                       levels_of(project, rubric),
+                       tuple(images_of(project.conn, "response", response_id)))
 
 
 def compare(project: Project, item: GradingItem, grader: str) -> list[OtherVerdict] | None:

@@ -55,6 +55,17 @@ class CheckedImage:
         """The image's file name on export: its hash and the ending of its type."""
         return f"{self.sha256}.{_ENDINGS[self.media_type]}"
 
+    @property
+    def base64_data(self) -> str:
+        """The bytes in base64, as an API's image block and a ``data:`` URI carry them."""
+        return base64.b64encode(self.data).decode("ascii")
+
+    @property
+    def data_uri(self) -> str:
+        """The image as a ``data:`` URI of its checked type: how the reading shows it, as the
+        reading view loads nothing but its own document."""
+        return f"data:{self.media_type};base64,{self.base64_data}"
+
 
 def check(data: bytes) -> CheckedImage:
     """Decode ``data`` safely and return it checked; :class:`ImageError` says what is wrong."""

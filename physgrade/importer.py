@@ -1,14 +1,17 @@
 """Importing exchange files into a project: all or nothing, idempotent, with located errors.
 
 An import reads and checks the whole file first (every problem is reported with its file, line
-and field), then writes everything in one transaction. A record identical to what the project
-holds is counted as unchanged; a record that contradicts it is an error, never a silent
-overwrite of expert work. The same file imported twice adds nothing.
+and field), then writes everything in one transaction. The check runs inside that transaction
+too, so an image is stored as soon as it passes its checks (a refused import rolls it back with
+the rest): an import holds the hashes of its images, never all their bytes at once. A record
+identical to what the project holds is counted as unchanged; a record that contradicts it is an
+error, never a silent overwrite of expert work. The same file imported twice adds nothing.
 """
 
 from __future__ import annotations
 
 import gc
+import hashlib
 import json
 import os
 import sqlite3
@@ -23,7 +26,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 from physgrade import facets, formats, question_fields, taxonomy
 from physgrade.changes import NOTHING, Changes, RecordKind
 from physgrade.formats import FormatError, ImportErrors, Record
-from physgrade.images import CheckedImage, ImageError, read_image, store_image
+from physgrade.images import ImageError, read_image, store_image
 from physgrade.orphans import die_with, starting_workers
 from physgrade.project import Project, ProjectError, now_iso
 from physgrade.raters import HUMAN, LLM, is_kind, rater_id
@@ -91,9 +94,6 @@ class Entry:
     rows: list[Row]
     raters: list[tuple[str, str, str]] = field(default_factory=list)  # (name, kind, version)
     run: str = ""  # the run label of its language-model rater (a verdict's ``run``)
-    # Images its rows link to: stored once each, before the links, and never compared (their
-    # name is their content's hash).
-    images: list[CheckedImage] = field(default_factory=list)
 
 
 def import_file(project: Project, path: str | Path, kind: str,
@@ -216,6 +216,9 @@ def _check(source: formats.SourceFile, kind: str, context: _Context, task: Task,
                 break
             number += 1
             entry = builder(record, context)
+            # Its rows hold what is kept of it: the fields themselves (a data: URI's image
+            # included) need not stay in memory until the writing.
+            record.data = {}
             first = seen.setdefault(entry.identity, record.line)
             if first != record.line:
                 raise record.error(None, f"duplicate of {record.unit} {first} "
@@ -257,7 +260,6 @@ class _Writer:
         self._batches: list[list[Entry]] = []
         self._rater_ids: dict[tuple[str, str, str], int] = {}
         self._populated: dict[str, bool] = {}
-        self._columns: dict[str, set[str]] = {}
         self.added = self.unchanged = 0
         self.errors: list[FormatError] = []
 
@@ -284,13 +286,9 @@ class _Writer:
                    if r.parse_ticket is not None]
         if tickets:
             self._sections.wait(max(tickets))
-        for entry in fresh:
-            for image in entry.images:
-                store_image(self._conn, image)
         for table, rows in by_table.items():
             columns = [*rows[0].key, *rows[0].values, *rows[0].stamps]
             cells = [[*r.key.values(), *r.values.values(), *r.stamps.values()] for r in rows]
-            columns, cells = self._writable(table, columns, cells)
             try:
                 self._conn.executemany(
                     f"INSERT INTO {table} ({', '.join(columns)}) "
@@ -335,20 +333,6 @@ class _Writer:
         else:
             self._error(_conflict(entry, differing))
         return False
-
-    def _writable(self, table: str, columns: list[str],
-                  cells: list[list[Any]]) -> tuple[list[str], list[list[Any]]]:
-        """The columns and cells to insert: a column the file's table lacks is left out where no
-        row has a value for it, so that a file of an older schema (made by the upgrade tests
-        before it is opened, and so migrated) takes records without the newer fields."""
-        if table not in self._columns:
-            self._columns[table] = {row[1] for row in self._conn.execute(
-                f"PRAGMA table_info({table})")}
-        kept = [at for at, column in enumerate(columns) if column in self._columns[table]
-                or any(row[at] is not None for row in cells)]
-        if len(kept) == len(columns):
-            return columns, cells
-        return [columns[at] for at in kept], [[row[at] for at in kept] for row in cells]
 
     def _is_populated(self, table: str) -> bool:
         """Whether ``table`` held rows before this import (asked before the first write to it)."""
@@ -474,8 +458,10 @@ class _Context:
         self.carried: set[str] = set()  # the fields some question of the file has
         #: verdicts that state their run or decoding, by (judge, version, run, temperature, top_p)
         self.judge_runs: dict[tuple[str, str, str, float | None, float | None], int] = {}
-        self._images: dict[str, CheckedImage] = {}  # by path or URI, each read once
-        self._distinct: dict[str, CheckedImage] = {}  # by hash: one copy in memory
+        #: the hash of each image read, by its path or data: URI (a long one, a data: URI's
+        #: base64, by that text's own SHA-256: the import keeps no image's bytes)
+        self._images: dict[str | bytes, str] = {}
+        self._stored: set[str] = set()  # the images this import has stored, or found stored
         self._questions: dict[str, tuple[str, bool]] | None = None
         self._responses: dict[str, tuple[str, bool]] | None = None
         self.file_question_ids: set[str] = set()
@@ -506,23 +492,31 @@ class _Context:
         return self._responses
 
     def images(self, record: Record, field_name: str, owner_kind: str,
-               owner_id: str) -> tuple[list[Row], list[CheckedImage]]:
-        """The checked images of one image field, and the rows linking them to their owner."""
+               owner_id: str) -> list[Row]:
+        """The rows linking the images of one image field to their owner.
+
+        Each image is read, checked and stored (unless the project holds it already) at once,
+        inside the import's transaction: only its hash stays in memory. An image stored for a
+        record that is later refused goes with the rollback; one stored for a record that turns
+        out to be in the project already was there before (its links name it)."""
         found = []
         for index, reference in enumerate(formats.image_list(record, field_name)):
-            image = self._images.get(reference)
-            if image is None:
+            key = reference if len(reference) < 1024 else \
+                hashlib.sha256(reference.encode()).digest()
+            sha256 = self._images.get(key)
+            if sha256 is None:
                 try:
                     image = read_image(reference, self.base)
                 except ImageError as exc:
                     raise record.error(f"{field_name}[{index}]", str(exc)) from None
-                image = self._distinct.setdefault(image.sha256, image)
-                self._images[reference] = image
-            found.append(image)
-        rows = [Row("image_links", {"owner_kind": owner_kind, "owner_id": owner_id,
-                                    "position": position}, {"sha256": image.sha256})
-                for position, image in enumerate(found)]
-        return rows, found
+                if image.sha256 not in self._stored:  # the same image under another name
+                    store_image(self.conn, image)
+                    self._stored.add(image.sha256)
+                sha256 = self._images[key] = image.sha256
+            found.append(sha256)
+        return [Row("image_links", {"owner_kind": owner_kind, "owner_id": owner_id,
+                                    "position": position}, {"sha256": sha256})
+                for position, sha256 in enumerate(found)]
 
     def response(self, record: Record, field_name: str = "response_id") -> tuple[str, str, bool]:
         response_id = formats.id_field(record, field_name)
@@ -599,11 +593,9 @@ def _question(record: Record, context: _Context) -> Entry:
     row = Row("questions", {"id": qid}, values, {"reference_sections": None})
     if reference:
         context.sections.parse(reference, row, "reference_sections")
-    links, shown = context.images(record, "images", "question", qid)
-    reference_links, reference_shown = context.images(record, "reference_images", "reference",
-                                                      qid)
-    return Entry(record, (qid,), [row, *links, *reference_links],
-                 images=[*shown, *reference_shown])
+    links = context.images(record, "images", "question", qid)
+    reference_links = context.images(record, "reference_images", "reference", qid)
+    return Entry(record, (qid,), [row, *links, *reference_links])
 
 
 def _topic(record: Record) -> str | None:
@@ -665,8 +657,8 @@ def _response(record: Record, context: _Context) -> Entry:
               "extra": formats.extra_fields(record, "responses", formats.IMAGE_FIELDS["responses"])}
     row = Row("responses", {"id": response_id}, values, {"sections": None, "compliant": 0})
     context.sections.parse(text, row, "sections", "compliant")
-    links, shown = context.images(record, "images", "response", response_id)
-    return Entry(record, (response_id,), [row, *links], images=shown)
+    links = context.images(record, "images", "response", response_id)
+    return Entry(record, (response_id,), [row, *links])
 
 
 def _assessment(record: Record, context: _Context, rater_field: str, rater_kind: str,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 
+from physgrade.images import CheckedImage, images_of
 from physgrade.project import Project
 from physgrade.raters import is_person
 from physgrade.rubric import GRADED_RUBRICS
@@ -147,6 +148,7 @@ class ResponseSummary:
     compliant: bool
     text: str
     sections: ParsedSolution
+    images: tuple[CheckedImage, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +168,9 @@ class Question:
     bloom_knowledge: str | None
     variant_of: str | None
     region: str | None
+    #: The figures of the statement and of the reference solution, in order.
+    images: tuple[CheckedImage, ...] = ()
+    reference_images: tuple[CheckedImage, ...] = ()
 
     @property
     def multiple_choice(self) -> bool:
@@ -192,7 +197,9 @@ def question(project: Project, question_id: str) -> Question | None:
      variant_of, region) = row
     return Question(qid, kind, topic, text, json.loads(options) if options else None, answer,
                     unit, reference, from_stored(reference, sections) if sections else None,
-                    cognitive, knowledge, variant_of, region)
+                    cognitive, knowledge, variant_of, region,
+                    tuple(images_of(project.conn, "question", qid)),
+                    tuple(images_of(project.conn, "reference", qid)))
 
 
 def question_detail(project: Project, question_id: str) -> QuestionDetail | None:
@@ -201,7 +208,8 @@ def question_detail(project: Project, question_id: str) -> QuestionDetail | None
     if found is None:
         return None
     responses = [ResponseSummary(rid, model, bool(compliant), text,
-                                 from_stored(text, sections))
+                                 from_stored(text, sections),
+                                 tuple(images_of(project.conn, "response", rid)))
                  for rid, model, compliant, text, sections in project.conn.execute(
                      "SELECT id, model, compliant, response, sections FROM responses "
                      "WHERE question_id = ? ORDER BY model, id", (question_id,))]

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -60,6 +62,18 @@ def write_jsonl(path: Path, records: list[dict]) -> Path:
     return path
 
 
+def older_schema(folder: Path, version: int) -> Path:
+    """``folder``, made, with the project's first ``version`` migrations: a project created
+    from it (``Project.create(path, folder)``) is one an older physgrade made, for the upgrade
+    tests to open."""
+    from physgrade.project import migrations
+
+    folder.mkdir()
+    for step in migrations()[:version]:
+        shutil.copy(step.path, folder / step.path.name)
+    return folder
+
+
 REFERENCE = """Problem Formulation:
 Given: $v_0 = 0$, $a = 2.0$ m/s$^2$, $t = 5.0$ s
 Find: the final speed $v$
@@ -85,6 +99,23 @@ def question(qid: str = "q-1", **fields) -> dict:
               "bloom_knowledge": "Procedural", "variant_of": None, "region": None}
     record.update(fields)
     return record
+
+
+#: The questions' columns a project of every schema has (version 1 on), less the template's.
+OLDEST_QUESTION_COLUMNS = ("id", "kind", "topic", "question", "options", "answer", "answer_type",
+                           "unit", "reference_solution", "bloom_cognitive", "bloom_knowledge",
+                           "variant_of", "region")
+
+
+def insert_questions(project: Project, records: list[dict]) -> None:
+    """Write ``records`` (as :func:`question` makes them) as an older physgrade did: into the
+    columns every schema has, for the upgrade tests, whose older schemas today's importer does
+    not write."""
+    cells = [[json.dumps(r[c]) if c == "options" and r[c] is not None else r[c]
+              for c in OLDEST_QUESTION_COLUMNS] for r in records]
+    project.conn.executemany(
+        f"INSERT INTO questions ({', '.join(OLDEST_QUESTION_COLUMNS)}) "
+        f"VALUES ({', '.join('?' * len(OLDEST_QUESTION_COLUMNS))})", cells)
 
 
 def mc_question(qid: str = "q-mc", kind: str = "conceptual") -> dict:
@@ -146,25 +177,39 @@ def app_settings(qapp, tmp_path: Path) -> Path:
     return tmp_path
 
 
-@pytest.fixture
-def demo(tmp_path: Path) -> Path:
-    """A fresh copy of the bundled demo project."""
+@pytest.fixture(scope="session")
+def demo_copy(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Path, bool], Path]:
+    """Copy the demo project to a path, with its estimation sample or without: each is built
+    once a session, and copied (a millisecond, where a build takes a tenth of a second and
+    hundreds of tests take a fresh demo). Copies are the same file, the project's random
+    identity included."""
     from physgrade.demo import build_demo
 
-    path = tmp_path / "demo.physgrade"
-    build_demo(path)
-    return path
+    built: dict[bool, Path] = {}
+
+    def copy(path: Path, estimation_sample: bool) -> Path:
+        if estimation_sample not in built:
+            source = tmp_path_factory.mktemp("demo") / "demo.physgrade"
+            build_demo(source, estimation_sample=estimation_sample)
+            assert [p.name for p in source.parent.iterdir()] == [source.name]  # no WAL left
+            built[estimation_sample] = source
+        shutil.copyfile(built[estimation_sample], path)
+        return path
+
+    return copy
 
 
 @pytest.fixture
-def unsampled_demo(tmp_path: Path) -> Path:
+def demo(tmp_path: Path, demo_copy: Callable[[Path, bool], Path]) -> Path:
+    """A fresh copy of the bundled demo project."""
+    return demo_copy(tmp_path / "demo.physgrade", True)
+
+
+@pytest.fixture
+def unsampled_demo(tmp_path: Path, demo_copy: Callable[[Path, bool], Path]) -> Path:
     """A fresh copy of the demo project without its estimation sample (for tests that draw
     samples of their own)."""
-    from physgrade.demo import build_demo
-
-    path = tmp_path / "demo.physgrade"
-    build_demo(path, estimation_sample=False)
-    return path
+    return demo_copy(tmp_path / "demo.physgrade", False)
 
 
 def page_text(qtbot, view) -> str:
@@ -173,6 +218,18 @@ def page_text(qtbot, view) -> str:
     view.page().toPlainText(got.append)
     qtbot.waitUntil(lambda: bool(got), timeout=10_000)
     return got[0]
+
+
+def page_json(qtbot, view, script: str):
+    """What ``script`` (which returns JSON text) finds in the page ``view`` shows, run in the
+    application's script world, which page content cannot reach."""
+    from PySide6.QtWebEngineCore import QWebEngineScript
+
+    got: list[str] = []
+    view.page().runJavaScript(script, QWebEngineScript.ScriptWorldId.ApplicationWorld,
+                              got.append)
+    qtbot.waitUntil(lambda: bool(got), timeout=10_000)
+    return json.loads(got[0])
 
 
 def page_dom(qtbot, view) -> str:

@@ -82,14 +82,9 @@ def test_the_preset_on_check_answer_and_check_answers(tmp_path: Path, capsys) ->
 def test_migration_names_the_earlier_rules_rater_by_its_two_percent(tmp_path: Path) -> None:
     """Verdicts the bare ``rules`` stored before were checked at 2%: they become
     ``rules [rtol 0.02]``, and a new project's tolerance is 1%."""
-    import shutil
+    from conftest import older_schema
 
-    from physgrade.project import migrations
-
-    old = tmp_path / "old"
-    old.mkdir()
-    for step in migrations()[:11]:
-        shutil.copy(step.path, old / step.path.name)
+    old = older_schema(tmp_path / "old", 11)
     with Project.create(tmp_path / "p.db", old) as project:
         project.conn.execute("INSERT INTO raters (name, kind, prompt_version) "
                              "VALUES ('rules', 'rules', ''), ('rules', 'rules', 'rtol 0.05')")

@@ -10,12 +10,11 @@ p_e = sum_k pi_k (1 - pi_k) / (K - 1), pi_k = (p_k. + p_.k) / 2, K the categorie
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
-from conftest import question, write_jsonl
+from conftest import insert_questions, older_schema, question, write_jsonl
 from physgrade.annotation import adjudication, session
 from physgrade.annotation.figures import (
     FINAL,
@@ -34,7 +33,7 @@ from physgrade.annotation.session import BloomItem, Label
 from physgrade.changes import Changes, RecordKind
 from physgrade.cli import main
 from physgrade.importer import import_file
-from physgrade.project import Project, ProjectError, migrations
+from physgrade.project import Project, ProjectError
 from physgrade.report.bloom_labels import bloom_section
 from physgrade.report.build import build_report
 from physgrade.report.options import ReportOptions
@@ -56,14 +55,19 @@ SAGE_KNOW = ["Factual", "Conceptual", "Procedural", "Conceptual", "Conceptual", 
              "Conceptual", "Factual"]
 
 
-def _questions(tmp_path: Path, project: Project) -> None:
+def _question_records() -> list[dict]:
     records = [question(qid, topic="Mechanics" if i < 4 else "Optics")
                for i, qid in enumerate(IDS)]
     records[7]["options"] = {"A": "1 m", "B": "2 m"}
     records[7]["answer"] = "B"
     records[7]["answer_type"] = "MC"
     records[7]["unit"] = None
-    import_file(project, write_jsonl(tmp_path / "questions.jsonl", records), "questions")
+    return records
+
+
+def _questions(tmp_path: Path, project: Project) -> None:
+    import_file(project, write_jsonl(tmp_path / "questions.jsonl", _question_records()),
+                "questions")
 
 
 def _bloom_records(annotator: str, kind: str, cognitive: list[str], knowledge: list[str],
@@ -367,14 +371,11 @@ def test_set_bloom_final_refuses(labelled: Project) -> None:
 
 
 def test_migration_from_schema_5(tmp_path: Path) -> None:
-    old = tmp_path / "schema5"
-    old.mkdir()
-    for step in migrations()[:5]:
-        shutil.copy(step.path, old / step.path.name)
+    old = older_schema(tmp_path / "schema5", 5)
     path = tmp_path / "old.physgrade"
     with Project.create(path, old) as project:
         assert project.schema_version == 5
-        _questions(tmp_path, project)
+        insert_questions(project, _question_records())
         records = (_bloom_records("ana", "human", ANA_COG, ANA_KNOW)
                    + _bloom_records("ben", "human", BEN_COG, BEN_KNOW))
         import_file(project, write_jsonl(tmp_path / "bloom.jsonl", records), "bloom")

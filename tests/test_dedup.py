@@ -22,7 +22,7 @@ import numpy as np
 import onnxruntime
 import pytest
 
-from conftest import question, write_jsonl
+from conftest import older_schema, question, write_jsonl
 from fake_anthropic import Fault
 from physgrade.changes import NOTHING, Changes, RecordKind
 from physgrade.dedup import engine, lexical, pairs, semantic, vectors
@@ -473,7 +473,8 @@ def test_each_pair_carries_both_scores_and_the_stages_that_found_it(embedder):
     assert preamble.jaccard == lexical.jaccard(*map(lexical.shingles, SHARED_PREAMBLE)) >= 0.4
     assert result.pairs[0] is paraphrase  # by descending cosine
     assert paraphrase.as_json() == {"a": "p1", "b": "p2", "jaccard": 0.0,
-                                    "cosine": round(paraphrase.cosine, 4), "stages": [2],
+                                    "cosine": round(paraphrase.cosine, 4),
+                                    "figure_distance": None, "same_image": False, "stages": [2],
                                     "label": None}
 
 
@@ -516,7 +517,8 @@ def test_the_summary_counts_items_by_stage_at_each_setting():
     assert summary.histogram[-1] == 2  # items 2 and 3 match each other exactly
     assert "4 (30.8%) by word 5-grams, 6 (46.2%) more by embeddings, 10 (76.9%) jointly; 12 " \
            "at the lax and 4 at the strict thresholds" in summary.text()
-    assert summary.as_json()["default"] == {"lexical": 4, "added_by_cosine": 6, "joint": 10}
+    assert summary.as_json()["default"] == {"lexical": 4, "added_by_cosine": 6,
+                                            "added_by_figures": 0, "joint": 10}
 
 
 def test_against_another_set_only_the_audited_items_are_counted():
@@ -562,7 +564,9 @@ def test_thresholds_outside_the_unit_interval_are_refused():
     for jaccard, cosine in ((0, 0.8), (0.4, 1.5), (-0.1, 0.8), (0.4, 0)):
         with pytest.raises(ValueError, match="threshold must be in \\(0, 1\\]"):
             Thresholds(jaccard, cosine)
-    assert Thresholds(1.0, 1.0).moved(1) == Thresholds(1.0, 1.0)
+    assert Thresholds(1.0, 1.0, 0).moved(1) == Thresholds(1.0, 1.0, 0)
+    with pytest.raises(ValueError, match="the figure threshold must be 0 to 256 bits, not 257"):
+        Thresholds(figure=257)
 
 
 # -- embeddings kept in the project -----------------------------------------------------------
@@ -901,10 +905,7 @@ def test_pairs_are_written_as_csv_with_cluster_numbers_and_texts(audited, tmp_pa
 
 
 def test_a_schema_3_project_is_upgraded_keeping_its_judge_batches(tmp_path):
-    old = tmp_path / "db"
-    old.mkdir()
-    for step in migrations()[:3]:
-        shutil.copy(step.path, old / step.path.name)
+    old = older_schema(tmp_path / "db", 3)
     path = tmp_path / "old.physgrade"
     with Project.create(path, migration_dir=old) as project:
         assert project.schema_version == 3

@@ -23,7 +23,7 @@ MODEL = "claude-haiku-4-5"
 PROVIDER = default_providers()[0]
 PLANTED = {("q-0005", "q-0101"), ("q-0005", "q-0102"), ("q-0005", "q-0103"),
            ("q-0017", "q-0104"), ("q-0017", "q-0105"), ("q-0022", "q-0106")}
-PAIR_KEYS = {"a", "b", "jaccard", "cosine", "stages", "label"}
+PAIR_KEYS = {"a", "b", "jaccard", "cosine", "figure_distance", "same_image", "stages", "label"}
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -50,7 +50,9 @@ def check_shape(found: dict) -> None:
         assert isinstance(pair["a"], str) and isinstance(pair["b"], str)
         assert type(pair["jaccard"]) is float and 0 <= pair["jaccard"] <= 1
         assert type(pair["cosine"]) is float and -1 <= pair["cosine"] <= 1.0001
-        assert pair["stages"] in ([1], [2], [1, 2])
+        assert pair["stages"] and set(pair["stages"]) <= {1, 2, 4}
+        assert pair["figure_distance"] is None or type(pair["figure_distance"]) is int
+        assert type(pair["same_image"]) is bool
         assert pair["label"] is None or pair["label"] in ("close_duplicate", "same_topic")
 
 

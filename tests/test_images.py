@@ -7,18 +7,21 @@ import base64
 import hashlib
 import io
 import json
+import random
+import sqlite3
 import struct
+import tracemalloc
 import zlib
 
 import pytest
 from PIL import Image, PngImagePlugin
 
-from conftest import question, response, write_jsonl
+from conftest import older_schema, question, response, write_jsonl
 from physgrade.exporter import export_kind
 from physgrade.formats import FormatError
 from physgrade.images import MAX_PIXELS, images_of
 from physgrade.importer import import_file
-from physgrade.project import Project
+from physgrade.project import Project, migrations
 from physgrade.raters import HUMAN, ensure_rater
 from physgrade.team.packs import make_pack
 
@@ -89,6 +92,42 @@ def test_paths_and_data_uris_are_checked_and_stored_once(project, tmp_path):
     assert import_file(project, again, "questions").unchanged == 2
     assert {t: v for t, v in snapshot(project).items() if t != "imports"} == {
         t: v for t, v in before.items() if t != "imports"}
+
+
+def traced_import(project, folder, name: str, count: int) -> tuple[int, int]:
+    """Import ``count`` questions, each with its own figure of noise (about 77 KB: noise does not
+    compress); the peak of Python memory during the import, and the figures' total size."""
+    rng = random.Random(name)
+    records, total = [], 0
+    for number in range(count):
+        data = io.BytesIO()
+        Image.frombytes("RGB", (160, 160), rng.randbytes(160 * 160 * 3)).save(
+            data, "PNG", compress_level=0)
+        figure = data.getvalue()
+        total += len(figure)
+        reference = f"{name}-{number}.png"
+        (folder / reference).write_bytes(figure)
+        records.append(question(f"{name}-{number}", images=[reference]))
+    path = write_jsonl(folder / f"{name}.jsonl", records)
+    tracemalloc.start()
+    try:
+        import_file(project, path, "questions")
+        return tracemalloc.get_traced_memory()[1], total
+    finally:
+        tracemalloc.stop()
+
+
+def test_an_import_holds_no_image_bytes_once_they_are_checked(project, tmp_path):
+    """Each image is stored as soon as it is checked, so an import's memory does not grow with
+    its images: a file of 5,000 figures is imported without holding them all. Twice the figures,
+    the same peak. (Paths only: with data: URIs the file itself grows, and reading it costs
+    memory of its own.)"""
+    traced_import(project, tmp_path, "warm", 2)  # loads the modules an import needs
+    peak, _ = traced_import(project, tmp_path, "some", 16)
+    twice, total = traced_import(project, tmp_path, "more", 32)
+    assert len(stored(project)) == 2 + 16 + 32
+    assert twice - peak < total / 8, (f"{peak:,} bytes at most for 16 figures, {twice:,} for "
+                                      f"32 ({total:,} bytes)")
 
 
 def test_a_png_with_html_in_a_text_chunk_is_only_a_png(project, tmp_path):
@@ -226,3 +265,26 @@ def test_a_pack_carries_the_images_of_its_questions_and_responses(project, tmp_p
         assert [i.data for i in images_of(pack.conn, "question", "q-1")] == [shown]
         assert [i.data for i in images_of(pack.conn, "reference", "q-1")] == [shown]
         assert [i.data for i in images_of(pack.conn, "response", "r-1")] == [answer]
+
+
+def test_a_project_of_schema_18_keeps_its_images_when_they_move_to_a_rowid_table(tmp_path):
+    """Version 19 rebuilds ``images`` with rowids (the bytes out of the hash's B-tree): every
+    image, its links and their foreign key survive, and a link to no image is still refused."""
+    older = older_schema(tmp_path / "schema18", 18)
+    png, gif = picture(), picture("GIF")
+    path = tmp_path / "old.physgrade"
+    with Project.create(path, older) as old:
+        import_file(old, write_jsonl(tmp_path / "q.jsonl", [
+            question("q-1", images=[data_uri(png), data_uri(gif, "image/gif")])]), "questions")
+        assert "WITHOUT ROWID" in old.conn.execute(
+            "SELECT sql FROM sqlite_master WHERE name = 'images'").fetchone()[0]
+    with Project.open(path) as upgraded:
+        conn = upgraded.conn
+        assert upgraded.schema_version == len(migrations()) >= 19
+        assert "WITHOUT ROWID" not in conn.execute(
+            "SELECT sql FROM sqlite_master WHERE name = 'images'").fetchone()[0]
+        assert [i.data for i in images_of(conn, "question", "q-1")] == [png, gif]
+        assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+        with pytest.raises(sqlite3.IntegrityError, match="FOREIGN KEY"):
+            with upgraded.transaction():
+                conn.execute("INSERT INTO image_links VALUES ('question', 'q-1', 2, 'nothing')")

@@ -3,7 +3,6 @@ path of reviews, the schema upgrade and the review-sample command. Real project 
 
 from __future__ import annotations
 
-import shutil
 import sqlite3
 import subprocess
 import sys
@@ -11,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PREFS_FULL, question, response, write_jsonl
+from conftest import PREFS_FULL, insert_questions, older_schema, question, response, write_jsonl
 from physgrade.changes import Changes, RecordKind
 from physgrade.formats import ImportErrors
 from physgrade.importer import import_file
@@ -317,14 +316,11 @@ def test_review_writes_validate_and_commit_at_once(audit):
 # -- the schema upgrade -----------------------------------------------------------------------
 
 def test_a_schema_4_project_is_upgraded_keeping_its_reviews(tmp_path):
-    old = tmp_path / "db"
-    old.mkdir()
-    for step in migrations()[:4]:
-        shutil.copy(step.path, old / step.path.name)
+    old = older_schema(tmp_path / "db", 4)
     path = tmp_path / "old.physgrade"
     with Project.create(path, migration_dir=old) as project:
         assert project.schema_version == 4
-        import_file(project, write_jsonl(tmp_path / "q.jsonl", [question()]), "questions")
+        insert_questions(project, [question()])
         import_file(project, write_jsonl(tmp_path / "r.jsonl", [response()]), "responses")
         import_file(project, write_jsonl(tmp_path / "v.jsonl", [
             {"response_id": "r-1", "judge": "j1", "scores": PREFS_FULL}]), "verdicts")

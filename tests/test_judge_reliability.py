@@ -291,14 +291,9 @@ def test_the_run_judge_dialog_plans_a_further_run_under_its_label(window, qtbot,
 
 
 def test_an_older_project_keeps_its_raters_and_their_labels(tmp_path):
-    import shutil
+    from conftest import older_schema
 
-    from physgrade.project import migrations
-
-    older = tmp_path / "schema14"
-    older.mkdir()
-    for step in migrations()[:14]:
-        shutil.copy(step.path, older)
+    older = older_schema(tmp_path / "schema14", 14)
     path = tmp_path / "old.physgrade"
     with Project.create(path, older) as old, old.transaction():
         old.conn.executemany("INSERT INTO raters (id, name, kind, prompt_version) VALUES "

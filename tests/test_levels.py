@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import copy
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
+from conftest import older_schema
 from physgrade.changes import RecordKind
 from physgrade.formats import FormatError
 from physgrade.grading import grading_item
@@ -47,10 +47,7 @@ def test_the_final_answers_levels_a_multiple_choice_question_takes_speak_of_opti
 
 
 def test_an_existing_project_gets_the_defaults_when_it_is_upgraded(tmp_path):
-    older = tmp_path / "schema6"
-    older.mkdir()
-    for migration in migrations()[:6]:
-        shutil.copy(migration.path, older)
+    older = older_schema(tmp_path / "schema6", 6)
     path = tmp_path / "old.physgrade"
     Project.create(path, older).close()
     with Project.open(path) as upgraded:

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 import physgrade
+from conftest import older_schema
 from physgrade.annotation.labels import set_bloom_label
 from physgrade.changes import Changes, RecordKind
 from physgrade.project import Project, ProjectError, migrations
@@ -215,16 +216,13 @@ def test_opening_a_project_again_keeps_the_locks_of_a_connection_already_open(tm
 def test_a_project_of_schema_7_keeps_its_grades_and_their_history_when_teams_arrive(tmp_path):
     """Version 8 recreates the history triggers (they keep quiet during a merge): a project made
     before keeps its history, and a change after the upgrade is recorded as before."""
-    from conftest import question, response, write_jsonl
+    from conftest import insert_questions, question, response, write_jsonl
     from physgrade.importer import import_file
 
-    older = tmp_path / "schema7"
-    older.mkdir()
-    for step in migrations()[:7]:
-        shutil.copy(step.path, older)
+    older = older_schema(tmp_path / "schema7", 7)
     path = tmp_path / "old.physgrade"
     with Project.create(path, older) as old:
-        import_file(old, write_jsonl(tmp_path / "q.jsonl", [question()]), "questions")
+        insert_questions(old, [question()])
         import_file(old, write_jsonl(tmp_path / "r.jsonl", [response()]), "responses")
         set_score(old, "tess", "r-1", "INT", 1)
     with Project.open(path) as upgraded:
@@ -243,18 +241,22 @@ def test_a_project_of_schema_10_has_its_merged_conflicts_marked_as_proposals(tmp
     """Version 11 marks as proposed the rows an older merge brought for a value the project did
     not take, where the rows after them (or the score now) tell; the history then replays to
     the scores. Written here as that merge wrote them: rows with a source, scores quietly."""
-    from conftest import people_scores, question, replayed_history, response, write_jsonl
+    from conftest import (
+        insert_questions,
+        people_scores,
+        question,
+        replayed_history,
+        response,
+        write_jsonl,
+    )
     from physgrade.importer import import_file
 
-    older = tmp_path / "schema10"
-    older.mkdir()
-    for step in migrations()[:10]:
-        shutil.copy(step.path, older)
+    older = older_schema(tmp_path / "schema10", 10)
     path = tmp_path / "old.physgrade"
     pack, other_pack = "merged from old-tess.physgrade (pack 1f3c2a9e)", \
         "merged from old-tess-2.physgrade (pack 77aa0b13)"
     with Project.create(path, older) as old:
-        import_file(old, write_jsonl(tmp_path / "q.jsonl", [question()]), "questions")
+        insert_questions(old, [question()])
         import_file(old, write_jsonl(tmp_path / "r.jsonl", [response()]), "responses")
         conn = old.conn
 
@@ -360,10 +362,7 @@ def test_an_error_of_the_block_is_raised_and_rolled_back(loaded):
 def test_a_project_of_schema_12_keeps_its_batches_when_answer_checks_may_be_batched(tmp_path):
     """Version 13 rebuilds judge_batches to take answer checks: a batch submitted before keeps
     its row and its items, which still point at it, and an answer-check batch goes in."""
-    older = tmp_path / "schema12"
-    older.mkdir()
-    for step in migrations()[:12]:
-        shutil.copy(step.path, older)
+    older = older_schema(tmp_path / "schema12", 12)
     path = tmp_path / "old.physgrade"
     row = ("msgbatch_old", "verdicts", "claude-haiku-4-5", "v1", 2, "in_progress",
            '{"processing": 2}', "2026-01-01T00:00:00Z", None, None)

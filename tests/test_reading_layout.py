@@ -12,7 +12,7 @@ pytest.importorskip("pytestqt")
 
 from PySide6.QtWebEngineCore import QWebEngineScript  # noqa: E402
 
-from conftest import page_dom, page_text  # noqa: E402
+from conftest import page_dom, page_json, page_text  # noqa: E402
 from physgrade.grading import grading_item  # noqa: E402
 from physgrade.maths import to_html  # noqa: E402
 from physgrade.project import Project  # noqa: E402
@@ -57,11 +57,7 @@ MEASURE = """(() => {
 
 def measure(qtbot, view) -> dict:
     """What :data:`MEASURE` finds in the page ``view`` shows."""
-    got: list[str] = []
-    view.page().runJavaScript(MEASURE, QWebEngineScript.ScriptWorldId.ApplicationWorld,
-                              got.append)
-    qtbot.waitUntil(lambda: bool(got), timeout=WAIT_MS)
-    return json.loads(got[0])
+    return page_json(qtbot, view, MEASURE)
 
 
 def problems(found: dict, where: str) -> list[str]:

@@ -56,7 +56,8 @@ from physgrade.team.adjudication import (
     set_decision,
 )
 from physgrade.wording import count
-from physgrade_ui import preferences, reading, style
+from physgrade_ui import figure_keys, preferences, reading, style
+from physgrade_ui.figure_keys import FigureKeys
 from physgrade_ui.grader import show_person
 from physgrade_ui.operations import Operations, Write
 from physgrade_ui.pages import Section
@@ -79,7 +80,8 @@ KEYS = (("↑  ↓  K  J", "Previous / next criterion"),
               "then Enter; Esc cancels"),
         ("Enter  →  PgDn", "Next unsettled dispute"),
         ("←  PgUp", "Previous dispute"),
-        ("Space", "Scroll the reading down (Shift: up)"))
+        ("Space", "Scroll the reading down (Shift: up)"),
+        figure_keys.KEYS)
 HINT = ("↑ ↓ criterion   ·   0–9  N  final value   ·   ⌫ clear   ·   E note   ·   "
         "Enter → next dispute   ·   ← back   ·   F1 every key")
 NO_DISPUTES = ("No responses are disputed: the graders agree (or only one person graded each "
@@ -490,6 +492,7 @@ class AdjudicatePage(QWidget):
         key(["Left", "PgUp"], self.previous_dispute)
         key(["Space"], partial(self.reader.scroll_by_page, 1))
         key(["Shift+Space"], partial(self.reader.scroll_by_page, -1))
+        self.figures = FigureKeys(self.table, self.reader, self.ops.say)
 
     def help_section(self) -> Section:
         return ("Adjudicate", list(KEYS))

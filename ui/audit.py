@@ -48,7 +48,8 @@ from physgrade.validation import reviews, sampling, session
 from physgrade.validation.sampling import Sample
 from physgrade.validation.session import ReviewItem, VerdictView
 from physgrade.wording import sentence
-from physgrade_ui import reading, style, transfer
+from physgrade_ui import figure_keys, reading, style, transfer
+from physgrade_ui.figure_keys import FigureKeys
 from physgrade_ui.grader import show_person
 from physgrade_ui.operations import Operations, Write
 from physgrade_ui.pages import Section
@@ -71,7 +72,8 @@ KEYS = (("↑  ↓  Tab", "Previous / next criterion"),
         ("⌫  Del", "Clear my agreement with the criterion"),
         ("C  L  S", "Label the verdict correct / lenient / strict"),
         ("N  Enter  →", "Next verdict (the next unfinished one first)"),
-        ("P  ←", "Previous verdict"))
+        ("P  ←", "Previous verdict"),
+        figure_keys.KEYS)
 NO_JUDGES = ("An audit has experts check the verdicts of LLM judges, blind: each judge is "
              "shown only as “Judge A”, “Judge B” and so on. This project has no judge verdicts yet: "
              "run a judge first (Judge ▸ Run judge…), or import verdicts (File ▸ Import).")
@@ -512,7 +514,8 @@ class AuditPage(QWidget):
             actions += shortcuts(self.session, (shortcut,), partial(self.set_label, verdict))
         actions += shortcuts(self.session, ("N", "Return", "Enter", "Right"), self.next_item)
         actions += shortcuts(self.session, ("P", "Left"), self.previous_item)
-        return actions
+        self.figures = FigureKeys(self.session, self.reader, self.ops.say)
+        return actions + [self.figures.next_action, self.figures.back_action]
 
     def help_section(self) -> Section:
         return ("Judge audit", list(KEYS))

@@ -43,7 +43,8 @@ from physgrade.maths import to_html
 from physgrade.project import Project
 from physgrade.queries import question as stored_question
 from physgrade.taxonomy import BLOOM_COGNITIVE, BLOOM_KNOWLEDGE
-from physgrade_ui import reading, style
+from physgrade_ui import figure_keys, reading, style
+from physgrade_ui.figure_keys import FigureKeys
 from physgrade_ui.grader import show_person
 from physgrade_ui.operations import Operations
 from physgrade_ui.pages import Section
@@ -76,7 +77,8 @@ KEYS = (("1 – 6", "Cognitive level (Remember … Create)"),
         ("N  →", "Next question"),
         ("P  ←", "Previous question"),
         ("B", "Blind: hide / show the suggestion"),
-        ("Space", "Scroll the question down (Shift: up)"))
+        ("Space", "Scroll the question down (Shift: up)"),
+        figure_keys.KEYS)
 HINT = (("1–6", "cognitive"), ("Q W E R", "knowledge"), ("A ↵", "accept suggestion"),
         ("⌫", "clear"), ("N →", "next"), ("P ←", "previous"), ("B", "blind"))
 ADJUDICATING = ("Adjudicating: your choice becomes the final label. The same keys set it; "
@@ -375,7 +377,8 @@ class BloomPage(QWidget):
         actions += shortcuts(self.session, ("B",), self.blind.toggle)
         actions += shortcuts(self.session, ("Space",), partial(self.reader.scroll_by_page, 1))
         actions += shortcuts(self.session, ("Shift+Space",), partial(self.reader.scroll_by_page, -1))
-        return actions
+        self.figures = FigureKeys(self.session, self.reader, self.ops.say)
+        return actions + [self.figures.next_action, self.figures.back_action]
 
     def help_section(self) -> Section:
         return ("Bloom labels", list(KEYS))

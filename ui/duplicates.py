@@ -2,10 +2,10 @@
 
 The page lays out what :mod:`physgrade.dedup` stored in the project: the last audit of a source
 (its model, execution provider, thresholds and counts), the candidate pairs by descending
-cosine, the two texts of the pair on show with the words that differ highlighted, and the
-clusters the pairs link. A reviewer confirms (C) or rejects (R) a pair, or clears (U) their
-decision; every decision is committed at once through the operations, and every page hears
-of it.
+cosine with how close their figures come (the figure stage), the two texts of the pair on show
+with the words that differ highlighted, and the clusters the pairs link. A reviewer confirms
+(C) or rejects (R) a pair, or clears (U) their decision; every decision is committed at once
+through the operations, and every page hears of it.
 
 An audit runs through the operations on a worker with a connection of its own. The embedding
 stack (ONNX Runtime, the tokenizer, and numpy behind the audit) is imported only when needed,
@@ -87,7 +87,10 @@ CSV_FILTER = "CSV (*.csv)"
 LABELS = {"close_duplicate": "close duplicate", "same_topic": "same topic"}
 DECISIONS = {CONFIRMED: "✓ confirmed", REJECTED: "✗ rejected"}
 #: Filter choices: (shown, value for the core; "both" is narrowed here from stage 1).
-STAGES = (("Any", None), ("1 · word 5-grams", 1), ("2 · embeddings", 2), ("1 + 2 · both", "both"))
+STAGES = (("Any", None), ("1 · word 5-grams", 1), ("2 · embeddings", 2), ("1 + 2 · both", "both"),
+          ("4 · figures", 4))
+#: What each stage of a pair compared, as the comparison names it.
+STAGE_NAMES = {1: "word 5-grams", 2: "embeddings", 4: "figures"}
 JUDGE_LABELS = (("Any", None), ("Close duplicate", "close_duplicate"),
                 ("Same topic", "same_topic"), ("Not labelled", "none"))
 #: The first, shown at the start, leaves out the pairs the project declares variants.
@@ -98,8 +101,9 @@ DECLARED_VARIANT = "declared variant"
 PREVIEW_WORDS = 16
 NO_AUDIT = ("An audit compares every question of the project with every other (or with "
             "another project or a questions file) twice: by shared word 5-grams, and by "
-            "meaning, with sentence embeddings computed on this computer. It lists the pairs "
-            "that look alike, for you to confirm or reject with one key each.")
+            "meaning, with sentence embeddings computed on this computer; questions with "
+            "figures are compared by their figures too. It lists the pairs that look alike, "
+            "for you to confirm or reject with one key each.")
 FIRST_RUN = "The first run prepares the embedded model once, which takes a few seconds."
 NO_PAIR = "Select a pair to compare its two texts."
 NO_REVIEWER = "Say who you are first: decisions are kept under your name."
@@ -207,12 +211,32 @@ def stages_text(stages: tuple[int, ...]) -> str:
     return "+".join(map(str, stages))
 
 
+def figure_text(pair: StoredPair) -> str:
+    """How close the pair's figures come: one image, or the bits their hashes differ by."""
+    if pair.same_image:
+        return "same image"
+    return "—" if pair.figure_distance is None else f"{pair.figure_distance} bits"
+
+
+def flagged_by(stages: tuple[int, ...]) -> str:
+    """The stages that flagged a pair, in words."""
+    if stages == (1, 2):
+        return "both text stages"
+    named = [f"{stage} ({STAGE_NAMES.get(stage, '?')})" for stage in stages]
+    if len(named) == 1:
+        return f"stage {named[0]}"
+    return f"stages {', '.join(named[:-1])} and {named[-1]}"
+
+
 def audit_details(audit: dict[str, Any], source: str) -> str:
-    """Model, thresholds, what was compared and when, in one line."""
+    """Model, thresholds (the figure stage's where the audit saw figures), what was compared
+    and when, in one line."""
     compared = (f"{audit['n_a']:,} questions with each other" if source == WITHIN else
                 f"{audit['n_a']:,} questions against {audit['n_b']:,} in {source_name(source)}")
+    saw_figures = audit.get("figure_bits") is not None and audit["summary"].get("with_figures")
+    figures = (f"figures ≤ {audit['figure_bits']} bits",) if saw_figures else ()
     return " · ".join((audit["model"], f"Jaccard ≥ {audit['jaccard']:.2f}",
-                       f"cosine ≥ {audit['cosine']:.2f}", compared,
+                       f"cosine ≥ {audit['cosine']:.2f}", *figures, compared,
                        f"ran {local_time(audit['ran_at'])}"))
 
 
@@ -282,6 +306,7 @@ COLUMNS: tuple[tuple[str, Callable[[StoredPair], str]], ...] = (
     ("B", lambda p: p.b),
     ("Cosine", lambda p: f"{p.cosine:.3f}"),
     ("Jaccard", lambda p: f"{p.jaccard:.3f}"),
+    ("Figure", figure_text),
     ("Stages", lambda p: stages_text(p.stages)),
     ("Judge", lambda p: LABELS.get(p.label or "", p.label or "—")),
     ("Decision", lambda p: DECISIONS.get(p.decision or "",
@@ -291,6 +316,7 @@ COLUMNS: tuple[tuple[str, Callable[[StoredPair], str]], ...] = (
 NUMERIC = {"Cosine", "Jaccard"}
 DECISION_COLUMN = [title for title, _ in COLUMNS].index("Decision")
 JUDGE_COLUMN = [title for title, _ in COLUMNS].index("Judge")
+FIGURE_COLUMN = [title for title, _ in COLUMNS].index("Figure")
 
 
 class PairModel(QAbstractTableModel):
@@ -329,7 +355,7 @@ class PairModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ForegroundRole:
             if index.column() == DECISION_COLUMN and pair.decision:
                 return QColor(style.GOOD if pair.decision == CONFIRMED else style.BAD)
-            if (index.column() in (DECISION_COLUMN, JUDGE_COLUMN)
+            if (index.column() in (DECISION_COLUMN, JUDGE_COLUMN, FIGURE_COLUMN)
                     and text(pair) == "—"):
                 return QColor(style.MUTED)
         if role == Qt.ItemDataRole.BackgroundRole and index.column() == DECISION_COLUMN:
@@ -341,6 +367,10 @@ class PairModel(QAbstractTableModel):
                 return f"{pair.decision} by {pair.decided_by}"
             if index.column() == JUDGE_COLUMN and pair.label_model:
                 return f"labelled by {pair.label_model}"
+            if index.column() == FIGURE_COLUMN and pair.figure_distance is not None:
+                return ("Both questions show this image, byte for byte" if pair.same_image else
+                        f"The closest figures' perceptual hashes differ by "
+                        f"{pair.figure_distance} of 256 bits")
             if title == "Question A":
                 return pair.a_text
         return None
@@ -433,10 +463,10 @@ class Comparison(QWidget):
         self.a.show_text(pair.a, first)
         self.b.show_text(pair.b if pair.source == WITHIN
                          else f"{pair.b}  (in {source_name(pair.source)})", second)
-        stages = {(1,): "stage 1 (word 5-grams)", (2,): "stage 2 (embeddings)",
-                  (1, 2): "both stages"}.get(pair.stages, stages_text(pair.stages))
+        figures = ("" if pair.figure_distance is None else "Same image   ·   " if pair.same_image
+                   else f"Figures {pair.figure_distance} bits apart   ·   ")
         self.scores.setText(f"Cosine {pair.cosine:.3f}   ·   Jaccard {pair.jaccard:.3f}   ·   "
-                            f"flagged by {stages}")
+                            f"{figures}flagged by {flagged_by(pair.stages)}")
         self._show_decision(pair.decision, pair.decided_by)
         if pair.label:
             reading = f"Judge {pair.label_model or ''}: {LABELS.get(pair.label, pair.label)}"
@@ -757,7 +787,8 @@ class DuplicatesPage(QWidget):
         self.source.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.source.currentIndexChanged.connect(self._source_changed)
         self.stage = _combo(STAGES, "Pairs a stage flagged (1: shared word 5-grams, 2: "
-                                    "embeddings); both: pairs both stages flagged")
+                                    "embeddings, 4: figures); both: pairs both text stages "
+                                    "flagged")
         self.label_filter = _combo(JUDGE_LABELS, "The judge's label of the pair")
         self.decision_filter = _combo(DECISION_FILTERS, "The reviewers' decision on the pair")
         for combo in (self.stage, self.label_filter, self.decision_filter):
@@ -906,6 +937,9 @@ class DuplicatesPage(QWidget):
         everything = pairs.stored_pairs(self.project, source)
         self._decisions = {p.id: p.decision for p in everything}
         self._declared = sum(p.declared_variant for p in everything)
+        # The Figure column only where some pair has figures: a text-only audit looks as before.
+        self.table.setColumnHidden(FIGURE_COLUMN, all(p.figure_distance is None
+                                                      for p in everything))
         self.model.set_rows(rows)
         self._fit_columns()
         row = self.model.row_of(keep.id if keep else None)

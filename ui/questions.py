@@ -23,8 +23,9 @@ from physgrade.queries import QuestionRow, question_detail, question_rows
 from physgrade.selection import shown
 from physgrade.tasks import Task
 from physgrade.wording import count
-from physgrade_ui import reading, style
+from physgrade_ui import figure_keys, reading, style
 from physgrade_ui.facet_bar import DeclaredFacets
+from physgrade_ui.figure_keys import FigureKeys
 from physgrade_ui.operations import Operations, explain
 from physgrade_ui.pages import Section
 from physgrade_ui.reading_view import ReadingView
@@ -205,6 +206,7 @@ class QuestionsPage(QSplitter):
 
         self.reader = ReadingView(reading.CSS)
         self.reader.show_html(PLACEHOLDER)
+        self.figures = FigureKeys(self, self.reader, self.ops.say)
 
         listing = QWidget()
         layout = QVBoxLayout(listing)
@@ -285,7 +287,7 @@ class QuestionsPage(QSplitter):
         self._drift_said = len(drifted)
 
     def help_section(self) -> Section | None:
-        return None
+        return ("Questions", [figure_keys.KEYS])
 
     def focus_widget(self) -> QWidget:
         return self.table

@@ -10,6 +10,7 @@ from __future__ import annotations
 from html import escape
 
 from physgrade.grading import GradingItem
+from physgrade.images import CheckedImage
 from physgrade.maths import FIT_FROM, FIT_MOST, to_html
 from physgrade.queries import Question, QuestionDetail, ResponseSummary
 from physgrade.template import ParsedSolution, Span, section_text
@@ -32,6 +33,10 @@ SIDE_BY_SIDE_FROM = 880
 #: fit is shrunk by its ``fit-N`` class (N: its estimated width in em) against the width of its
 #: column, which container units measure: a little under N em across it, but never below 0.92em
 #: (0.85 of the maths' own 1.08em), as smaller is no longer read with ease; the rest scrolls.
+#: The most of the view's height a figure takes in the reading (F shows it whole).
+FIGURE_HEIGHT_VH = 42
+#: The question box's width (CSS px) from which its figures stand beside the statement.
+FIGURE_BESIDE_FROM = 640
 FITS = "\n".join(f".display-math.fit-{n} math {{ font-size: clamp(0.92em, 87cqi / {n}, 1.08em); }}"
                  for n in range(FIT_FROM + 2, FIT_MOST + 1, 2))
 CSS = f"""
@@ -99,6 +104,27 @@ math {{ font-size: 1.08em; font-family: "DejaVu Math TeX Gyre", "STIX Two Math",
 math {{ max-width: 100%; overflow-x: auto; overflow-y: hidden; }}
 body, .question, .columns > div {{ container-type: inline-size; }}
 {FITS}
+/* Figures: at most their own size (a figure drawn with twice the pixels stays sharp on a
+   high-DPI screen), shrunk to the column and to a part of the view's height so the statement
+   stays in sight; beside the statement where its box is wide. F enlarges one (#enlarged, a copy
+   outside the body, which is a size container and would hold a fixed box inside itself). */
+.figures {{ display: flex; flex-wrap: wrap; gap: 4px 14px; align-items: flex-start;
+            margin: 8px 0; }}
+.figures > figure.figure {{ flex: 1 1 0; min-width: 160px; margin: 0; }}
+figure.figure img {{ display: block; box-sizing: border-box; max-width: 100%;
+                     max-height: {FIGURE_HEIGHT_VH}vh; width: auto; height: auto;
+                     background: white; border: 1px solid {style.BORDER}; border-radius: 4px; }}
+figure.figure figcaption {{ color: {style.MUTED}; font-size: 12px; margin-top: 2px; }}
+@container (min-width: {FIGURE_BESIDE_FROM}px) {{
+  .statement.with-figures {{ display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 42%);
+                             gap: 20px; align-items: start; }}
+  .statement.with-figures .figures {{ margin-top: 4px; }} }}
+#enlarged {{ position: fixed; inset: 0; z-index: 10; margin: 0; padding: 10px 16px;
+             font: 13px "DejaVu Sans", "Segoe UI", sans-serif; color: {style.MUTED};
+             background: {style.SURFACE}; display: flex; flex-direction: column;
+             align-items: center; justify-content: center; }}
+#enlarged img {{ width: 100%; height: calc(100vh - 48px); max-height: none; object-fit: contain;
+                 border: none; }}
 hr {{ border: none; border-top: 1px solid {style.BORDER}; margin: 18px 0; }}
 .placeholder {{ color: {style.MUTED}; margin-top: 40px; text-align: center; }}
 """
@@ -143,9 +169,24 @@ def _facts(question: Question) -> list[str]:
     return facts
 
 
+def figures(images: tuple[CheckedImage, ...], whose: str) -> str:
+    """``whose`` figures ("the question", "the response"...), numbered in the reading's order,
+    each as a ``data:`` URI of its checked type: the view loads nothing else."""
+    if not images:
+        return ""
+    return '<div class="figures">' + "".join(
+        f'<figure class="figure"><img src="{image.data_uri}" alt="Figure {n} of {escape(whose)}"'
+        f'><figcaption>Figure {n}{f" of {len(images)}" if len(images) > 1 else ""} · '
+        f"{image.width}×{image.height} px · F enlarges</figcaption></figure>"
+        for n, image in enumerate(images, 1)) + "</div>"
+
+
 def question_block(question: Question) -> str:
-    """The question, its options (the right one marked) and its expected answer."""
-    parts = [to_html(question.question)]
+    """The question, its figures, its options (the right one marked) and its expected answer."""
+    statement = to_html(question.question)
+    parts = [f'<div class="statement with-figures"><div>{statement}</div>'
+             f'{figures(question.images, "the question")}</div>'
+             if question.images else statement]
     if question.options:
         parts.append(_options([(letter, f'<span class="correct">{to_html(option)} ✓</span>'
                                 if letter == question.answer else to_html(option))
@@ -158,8 +199,14 @@ def question_block(question: Question) -> str:
     return f'<div class="question">{"".join(parts)}</div>'
 
 
-def solution_block(text: str | None, sections: ParsedSolution | None, what: str) -> str:
-    """A solution laid out by its template parts, or shown whole when it is not compliant."""
+def solution_block(text: str | None, sections: ParsedSolution | None, what: str,
+                   images: tuple[CheckedImage, ...] = ()) -> str:
+    """A solution, after its figures, laid out by its template parts, or shown whole when it is
+    not compliant."""
+    return figures(images, f"the {what}") + _solution(text, sections, what)
+
+
+def _solution(text: str | None, sections: ParsedSolution | None, what: str) -> str:
     if not text:
         return f'<p class="meta">No {escape(what)} given.</p>'
     if sections is None or not sections.compliant:
@@ -190,8 +237,8 @@ def grading_html(item: GradingItem) -> str:
     heading = (f"<h1>{escape(question.id)}</h1>"
                f'<p class="meta">{" · ".join(escape(f) for f in _facts(question))}</p>')
     reference = solution_block(question.reference_solution, question.reference_sections,
-                               "reference solution")
-    response = solution_block(item.text, item.sections, "response")
+                               "reference solution", question.reference_images)
+    response = solution_block(item.text, item.sections, "response", item.images)
     return (f"{heading}{question_block(question)}<div class='columns'>"
             f"<div id='{REFERENCE_PART}'><h2>Reference solution</h2>{reference}</div>"
             f"<div id='{RESPONSE_PART}'><h2 class='response'>Response · {escape(item.model)} · "
@@ -205,7 +252,7 @@ def question_html(detail: QuestionDetail) -> str:
              f'<p class="meta">{" · ".join(escape(f) for f in _facts(question))}</p>',
              question_block(question), "<h2>Reference solution</h2>",
              solution_block(question.reference_solution, question.reference_sections,
-                            "reference solution"),
+                            "reference solution", question.reference_images),
              f"<h2>Responses ({len(detail.responses)})</h2>"]
     if not detail.responses:
         parts.append('<p class="meta">No responses yet.</p>')
@@ -216,5 +263,6 @@ def question_html(detail: QuestionDetail) -> str:
 def _response(response: ResponseSummary) -> str:
     compliance = tag("template-compliant" if response.compliant else "not compliant",
                      response.compliant)
+    solution = solution_block(response.text, response.sections, "response", response.images)
     return (f"<hr><h3>{escape(response.model)} <span class='meta'>{escape(response.id)}</span>"
-            f"{compliance}</h3>{solution_block(response.text, response.sections, 'response')}")
+            f"{compliance}</h3>{solution}")

@@ -1,9 +1,10 @@
 """A locked-down web view for reading untrusted text with its mathematics rendered.
 
 Chromium renders the MathML that :mod:`physgrade.maths` produces, natively. Nothing in the
-page can act: JavaScript is off for page content, images and plugins do not load, every request
-other than the page itself is blocked, and no navigation is allowed (a click on anything that
-looks like a link goes nowhere). The HTML it shows has been escaped by the core in any case.
+page can act: JavaScript is off for page content, plugins do not load, every request other than
+for the page itself and its ``data:`` images (the project's own figures, which the reading
+embeds) is blocked, and no navigation is allowed (a click on anything that looks like a link goes
+nowhere). The HTML it shows has been escaped by the core in any case.
 
 The page shell (style sheet, empty body) is loaded once; later content replaces the body from
 the application's own script world, which page content cannot reach. That swap takes a few
@@ -88,7 +89,8 @@ _MATH_FONT_FACE = ('@font-face { font-family: "DejaVu Math TeX Gyre"; src: url(d
 
 
 class RequestBlocker(QWebEngineUrlRequestInterceptor):
-    """Lets only the page's own ``data:`` document through; remembers what it blocked."""
+    """Lets only ``data:`` URLs through (the page's own document and the figures it embeds);
+    remembers what it blocked."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -142,7 +144,7 @@ class ReadingView(QWebEngineView):
         page = SafePage(_profile(), self)
         settings = page.settings()
         attribute = QWebEngineSettings.WebAttribute
-        for name, on in ((attribute.JavascriptEnabled, False), (attribute.AutoLoadImages, False),
+        for name, on in ((attribute.JavascriptEnabled, False), (attribute.AutoLoadImages, True),
                          (attribute.PluginsEnabled, False), (attribute.LocalStorageEnabled, False),
                          (attribute.LocalContentCanAccessRemoteUrls, False),
                          (attribute.LocalContentCanAccessFileUrls, False),
@@ -166,6 +168,7 @@ class ReadingView(QWebEngineView):
             self._pending = fragment
             return
         self.page().runJavaScript(
+            "document.getElementById('enlarged')?.remove(); "
             f"document.body.innerHTML = {json.dumps(fragment)}; window.scrollTo(0, 0); "
             "document.body.offsetHeight", _APP_WORLD, self._swapped)
 
@@ -186,6 +189,22 @@ class ReadingView(QWebEngineView):
             "? first : second; "
             "window.scrollTo(0, window.scrollY + target.getBoundingClientRect().top); "
             "return target.id; })()", _APP_WORLD, lambda found: arrived(str(found or "")))
+
+    def step_figure(self, forward: bool, shown: Callable[[int, int], None]) -> None:
+        """Enlarge the reading's next figure to the whole view (after the last one, none: back
+        to the reading), or with ``forward`` False only close the enlarged one; ``shown`` gets
+        the number of the figure now enlarged (0 for none) and how many the reading has."""
+        self.page().runJavaScript(
+            "(() => { const all = Array.from(document.body.querySelectorAll('figure.figure')); "
+            "const open = document.getElementById('enlarged'); "
+            "const at = open ? Number(open.dataset.at) : -1; "
+            "if (open) open.remove(); "
+            f"const next = {'at + 1' if forward else '-1'}; "
+            "if (next < 0 || next >= all.length) return '0 ' + all.length; "
+            "const copy = all[next].cloneNode(true); copy.id = 'enlarged'; "
+            "copy.dataset.at = String(next); document.documentElement.appendChild(copy); "
+            "return (next + 1) + ' ' + all.length; })()",
+            _APP_WORLD, lambda found: shown(*map(int, str(found or "0 0").split())))
 
     def _shell_loaded(self, ok: bool) -> None:
         if self._ready:
@@ -259,6 +278,9 @@ class BufferedReadingView(QWidget):
 
     def jump_between(self, first: str, second: str, arrived: Callable[[str], None]) -> None:
         self.current.jump_between(first, second, arrived)
+
+    def step_figure(self, forward: bool, shown: Callable[[int, int], None]) -> None:
+        self.current.step_figure(forward, shown)
 
     def _view_rendered(self, view: ReadingView) -> None:
         if view is self.current:

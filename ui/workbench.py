@@ -41,9 +41,10 @@ from physgrade.queue import (
     load_queue,
     save_position,
 )
-from physgrade_ui import preferences, reading
+from physgrade_ui import figure_keys, preferences, reading
 from physgrade_ui.answer_hint import AnswerHints
 from physgrade_ui.comparison import ComparisonPanel
+from physgrade_ui.figure_keys import FigureKeys
 from physgrade_ui.grader import show_person
 from physgrade_ui.operations import Operations, Write
 from physgrade_ui.pages import Section
@@ -210,6 +211,7 @@ class GradingPage(QSplitter):
         self.escape_action.setEnabled(False)
         self.jump_action = named("Jump to the &Response (or Back to the Reference)", ["R"],
                                  self.jump_reading)
+        self.figures = FigureKeys(self, self.reader, self.ops.say, self._figure_refusal)
         self.zoom_in_action = named("Zoom &In", ["Ctrl+=", "Ctrl++"], partial(self.zoom, 1))
         self.zoom_out_action = named("Zoom Ou&t", ["Ctrl+-"], partial(self.zoom, -1))
         self.zoom_reset_action = named("Actual Si&ze", ["Ctrl+0"], partial(self.zoom, 0))
@@ -227,6 +229,7 @@ class GradingPage(QSplitter):
             ("U", "Next response I have not finished", key(["U"], self.next_unfinished)),
             ("R", "Jump to the response, and back to the reference (when they stack)",
              [self.jump_action]),
+            (*figure_keys.KEYS, [self.figures.next_action, self.figures.back_action]),
             ("Space", "Scroll the reading down (Shift: up)",
              key(["Space"], partial(self.scroll_reading, 1))
              + key(["Shift+Space"], partial(self.scroll_reading, -1))),
@@ -325,6 +328,13 @@ class GradingPage(QSplitter):
                          if part == reading.RESPONSE_PART else
                          "Reading the reference; R jumps to the response.")
 
+    def _figure_refusal(self) -> str:
+        """Why F cannot enlarge a figure now ("" when it can)."""
+        if self.item is None:
+            return "Choose a response first."
+        return "" if self.reading.currentWidget() is self.reader else \
+            "Close the comparison first (Esc)."
+
     def toggle_comparison(self) -> None:
         """C: the other raters' scores, as wide as the reading, in place of it (or back)."""
         if self.reading.currentWidget() is self.comparison:
@@ -337,6 +347,7 @@ class GradingPage(QSplitter):
         self.reading.setCurrentWidget(self.comparison)
         self.compare_action.setChecked(True)
         self.escape_action.setEnabled(True)
+        self.figures.close()  # Esc is now the comparison's
         self._show_comparison()
 
     def close_comparison(self) -> None:

@@ -27,8 +27,9 @@ DECISIONS = (CONFIRMED, REJECTED)
 #: The decision filter of the pairs that wait for a reviewer: undecided, and not a pair the
 #: project declares related already (a question and its variant are meant to be alike).
 TO_REVIEW = "to review"
-CSV_FIELDS = ("a", "b", "source", "jaccard", "cosine", "stages", "label", "label_model",
-              "decision", "decided_by", "declared_variant", "cluster", "a_text", "b_text")
+CSV_FIELDS = ("a", "b", "source", "jaccard", "cosine", "figure_distance", "same_image", "stages",
+              "label", "label_model", "decision", "decided_by", "declared_variant", "cluster",
+              "a_text", "b_text")
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +51,10 @@ class StoredPair:
     #: Both questions are the project's and it declares them variants: one of the other, or
     #: both of one base question (``variant_of``).
     declared_variant: bool = False
+    #: The fewest bits apart of any two of the questions' figures (None: either has none), and
+    #: whether they show one image byte for byte (the figure stage).
+    figure_distance: int | None = None
+    same_image: bool = False
 
 
 def save(project: Project, result: "Result", source: str, texts_b: dict[str, str] | None,
@@ -62,20 +67,24 @@ def save(project: Project, result: "Result", source: str, texts_b: dict[str, str
     with project.transaction():
         conn = project.conn
         conn.executemany(
-            "INSERT INTO duplicate_pairs (source, a, b, b_text, jaccard, cosine, stages, "
-            "found_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (source, a, b) DO UPDATE SET "
-            "b_text = excluded.b_text, jaccard = excluded.jaccard, cosine = excluded.cosine, "
+            "INSERT INTO duplicate_pairs (source, a, b, b_text, jaccard, cosine, "
+            "figure_distance, same_image, stages, found_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (source, a, b) DO UPDATE SET b_text = excluded.b_text, "
+            "jaccard = excluded.jaccard, cosine = excluded.cosine, "
+            "figure_distance = excluded.figure_distance, same_image = excluded.same_image, "
             "stages = excluded.stages, found_at = excluded.found_at",
             [(source, p.a, p.b, None if texts_b is None else texts_b[p.b], p.jaccard, p.cosine,
-              json.dumps(list(p.stages)), now) for p in result.pairs])
+              None if p.figure is None else p.figure.distance,
+              p.figure is not None and p.figure.same_image, json.dumps(list(p.stages)), now)
+             for p in result.pairs])
         conn.execute("DELETE FROM duplicate_pairs WHERE source = ? AND found_at != ? AND "
                      "label IS NULL AND decision IS NULL", (source, now))
         audit_id = conn.execute(
-            "INSERT INTO duplicate_audits (source, model, provider, jaccard, cosine, n_a, n_b, "
-            "pairs, summary, ran_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO duplicate_audits (source, model, provider, jaccard, cosine, figure_bits, "
+            "n_a, n_b, pairs, summary, ran_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (source, model, provider, result.thresholds.jaccard, result.thresholds.cosine,
-             result.n_a, result.n_b, len(result.pairs), json.dumps(result.summary.as_json()),
-             now)).lastrowid
+             result.thresholds.figure, result.n_a, result.n_b, len(result.pairs),
+             json.dumps(result.summary.as_json()), now)).lastrowid
         assert audit_id is not None  # an INSERT sets it
         return audit_id
 
@@ -136,15 +145,16 @@ def stored_pairs(project: Project, source: str | None = None, stage: int | None 
         "SELECT p.id, p.source, p.a, p.b, qa.question, qa.options, "
         "coalesce(p.b_text, qb.question), qb.options, p.jaccard, p.cosine, p.stages, p.label, "
         "p.label_model, p.label_rationale, p.decision, p.decided_by, qb.id IS NOT NULL, "
-        "qa.variant_of, qb.variant_of FROM duplicate_pairs p "
+        "qa.variant_of, qb.variant_of, p.figure_distance, p.same_image FROM duplicate_pairs p "
         "JOIN questions qa ON qa.id = p.a "
         "LEFT JOIN questions qb ON qb.id = p.b AND p.b_text IS NULL "
         f"WHERE {' AND '.join(terms)} ORDER BY p.cosine DESC, p.jaccard DESC, p.id", params)
     found = [StoredPair(pid, src, a, b, _text(a_text, a_options), _text(b_text or "", b_options),
                         jac, cos, tuple(json.loads(stages)), lab, lab_model, rationale, dec, by,
-                        src == WITHIN and b_is_ours and _variants(a, b, a_base, b_base))
+                        src == WITHIN and b_is_ours and _variants(a, b, a_base, b_base),
+                        figure, bool(same))
              for (pid, src, a, b, a_text, a_options, b_text, b_options, jac, cos, stages, lab,
-                  lab_model, rationale, dec, by, b_is_ours, a_base, b_base) in rows]
+                  lab_model, rationale, dec, by, b_is_ours, a_base, b_base, figure, same) in rows]
     return [p for p in found if not p.declared_variant] if to_review else found
 
 
@@ -170,11 +180,12 @@ def last_audit(project: Project, source: str) -> dict[str, Any] | None:
     """The latest audit of ``source``: its settings, model, provider and summary figures (the
     JSON of :class:`~physgrade.dedup.audit.Summary`)."""
     row = project.conn.execute(
-        "SELECT model, provider, jaccard, cosine, n_a, n_b, pairs, summary, ran_at "
+        "SELECT model, provider, jaccard, cosine, figure_bits, n_a, n_b, pairs, summary, ran_at "
         "FROM duplicate_audits WHERE source = ? ORDER BY id DESC LIMIT 1", (source,)).fetchone()
     if row is None:
         return None
-    keys = ("model", "provider", "jaccard", "cosine", "n_a", "n_b", "pairs", "summary", "ran_at")
+    keys = ("model", "provider", "jaccard", "cosine", "figure_bits", "n_a", "n_b", "pairs",
+            "summary", "ran_at")
     found = dict(zip(keys, row))
     found["summary"] = json.loads(found["summary"] or "{}")
     return found
@@ -215,7 +226,10 @@ def write_csv(project: Project, path: str | Path, pairs: list[StoredPair]) -> No
         writer.writerow(CSV_FIELDS)
         for p in pairs:
             writer.writerow([p.a, p.b, p.source or "(within)", f"{p.jaccard:.4f}",
-                             f"{p.cosine:.4f}", "+".join(map(str, p.stages)), p.label or "",
+                             f"{p.cosine:.4f}",
+                             "" if p.figure_distance is None else p.figure_distance,
+                             "yes" if p.same_image else "", "+".join(map(str, p.stages)),
+                             p.label or "",
                              p.label_model or "", p.decision or "", p.decided_by or "",
                              "yes" if p.declared_variant else "",
                              numbers.get(p.a, "") if p.source == WITHIN else "", p.a_text,

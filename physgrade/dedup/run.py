@@ -1,4 +1,5 @@
-"""The audit of a project, end to end: texts, cached embeddings, stages 1 and 2, stored pairs.
+"""The audit of a project, end to end: texts, cached embeddings, stages 1 and 2, the figure
+stage (cached image hashes), stored pairs.
 
 Stage 3, the judge's reading of each stored pair, is a judge purpose
 (:mod:`physgrade.judge.duplicates`) run afterwards on the pairs this leaves in the project.
@@ -10,8 +11,8 @@ from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 from physgrade.changes import NOTHING, Changes, RecordKind
-from physgrade.dedup import pairs, vectors
-from physgrade.dedup.audit import Pair, Result, Thresholds, compare
+from physgrade.dedup import figures, pairs, vectors
+from physgrade.dedup.audit import Result, Thresholds, compare
 from physgrade.dedup.engine import Embedder
 from physgrade.dedup.texts import TextSet, project_questions
 from physgrade.project import Project
@@ -69,7 +70,9 @@ def audit_project(project: Project, embedder: Embedder, against: TextSet | None 
     vectors_a = vectors.embeddings(project, embedder, own.texts, task.part(0, total))
     vectors_b = None if against is None else vectors.embeddings(
         project, embedder, against.texts, task.part(len(own), total))
-    result = compare(own, vectors_a, against, vectors_b, thresholds, task)
+    figures_a = figures.project_figures(project, own.ids, task)
+    figures_b = None if against is None else against.figures
+    result = compare(own, vectors_a, against, vectors_b, thresholds, task, figures_a, figures_b)
     source = "" if against is None else against.source
     texts_b = None if against is None else dict(zip(against.ids, against.texts))
     audit_id = pairs.save(project, result, source, texts_b, embedder.model.name,
@@ -82,7 +85,6 @@ def with_labels(project: Project, audit: Audit) -> Audit:
     """``audit`` with the judge labels its pairs have in the project now."""
     found = pairs.labels(project, audit.source, ((p.a, p.b) for p in audit.result.pairs))
     result = audit.result
-    labelled = [Pair(p.a, p.b, p.jaccard, p.cosine, p.stages, found.get((p.a, p.b)))
-                for p in result.pairs]
+    labelled = [replace(p, label=found.get((p.a, p.b))) for p in result.pairs]
     return replace(audit, result=Result(result.thresholds, result.n_a, result.n_b, labelled,
                                         result.summary))

@@ -13,7 +13,6 @@ Image tokens are estimated as Anthropic documents them: width x height / 750 per
 
 from __future__ import annotations
 
-import base64
 import json
 import math
 import sqlite3
@@ -61,7 +60,7 @@ def content(figures: tuple[Figures, ...], text: str) -> str | list[dict[str, Any
         blocks.append({"type": "text", "text": group.caption})
         blocks += [{"type": "image", "source": {
             "type": "base64", "media_type": image.media_type,
-            "data": base64.b64encode(image.data).decode("ascii")}} for image in group.images]
+            "data": image.base64_data}} for image in group.images]
     blocks.append({"type": "text", "text": text})
     return blocks
 
