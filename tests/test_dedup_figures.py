@@ -9,6 +9,7 @@ import io
 import json
 import math
 import random
+import re
 import shutil
 from itertools import combinations
 from pathlib import Path
@@ -228,6 +229,9 @@ def test_questions_without_figures_audit_as_before(tmp_path, capsys):
 @pytest.mark.usefixtures("app_settings")
 def test_the_duplicates_page_shows_the_figure_stage(audited, tmp_path, qtbot):
     pytest.importorskip("pytestqt")
+    from PySide6.QtCore import QUrl
+    from PySide6.QtGui import QTextDocument
+
     from conftest import shot
     from physgrade_ui import duplicates, grader
     from physgrade_ui.main_window import MainWindow
@@ -259,6 +263,11 @@ def test_the_duplicates_page_shows_the_figure_stage(audited, tmp_path, qtbot):
     page.select_row(rows["q-base", "q-jpeg"])
     scores = page.comparison.scores.text()
     assert " bits apart " in scores and scores.endswith("flagged by stage 4 (figures)")
+    for pane in (page.comparison.a, page.comparison.b):  # each question's figure under its text
+        names = re.findall(r'src="(figure:[0-9a-f]{64})"', pane.text.toHtml())
+        assert len(names) == 1 and "Figure 1 · " in pane.text.toPlainText()
+        assert not pane.text.document().resource(QTextDocument.ResourceType.ImageResource,
+                                                  QUrl(names[0])).isNull()
     assert f"figures ≤ {figures.DEFAULT_FIGURE_BITS} bits" in page.details.text()
     assert "more by figures" in page.summary.text()
     qtbot.waitUntil(lambda: page.table.viewport().width() > 0)

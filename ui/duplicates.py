@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import partial
 from html import escape
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, cast
+from typing import TYPE_CHECKING, Any, Callable, Sequence, cast
 
 from PySide6.QtCore import (
     QAbstractTableModel,
@@ -32,8 +32,9 @@ from PySide6.QtCore import (
     QSettings,
     Qt,
     QTimer,
+    QUrl,
 )
-from PySide6.QtGui import QAction, QColor, QShowEvent
+from PySide6.QtGui import QAction, QColor, QImage, QShowEvent, QTextDocument
 from PySide6.QtWidgets import (
     QButtonGroup,
     QCheckBox,
@@ -60,6 +61,7 @@ from physgrade.changes import Changes, RecordKind
 from physgrade.dedup import pairs
 from physgrade.dedup.pairs import CONFIRMED, REJECTED, TO_REVIEW, StoredPair
 from physgrade.dedup.texts import WITHIN
+from physgrade.images import CheckedImage
 from physgrade.project import Project
 from physgrade.tasks import Task
 from physgrade_ui import style, transfer
@@ -389,6 +391,11 @@ class PairModel(QAbstractTableModel):
 # -- the comparison -------------------------------------------------------------------------
 
 
+#: The most a figure takes of a pane's height (px): the pair's two figures are compared at a
+#: glance, beside their texts, and each pane scrolls for the rest.
+FIGURE_HEIGHT = 180
+
+
 class TextPane(QWidget):
     """One side of the pair: its id over its text, read-only."""
 
@@ -411,9 +418,23 @@ class TextPane(QWidget):
         layout.addWidget(self.title)
         layout.addWidget(self.text, 1)
 
-    def show_text(self, title: str, html: str) -> None:
+    def show_text(self, title: str, html: str, figures: Sequence[CheckedImage] = ()) -> None:
+        """The question's text and, under it, its figures (the project's own images, handed
+        to the document as resources: nothing is loaded from anywhere)."""
         self.title.setText(f"{self.side} · {title}")
-        self.text.setHtml(html)
+        document = self.text.document()
+        width = max(160, self.text.viewport().width() - 2 * int(document.documentMargin()))
+        shown = []
+        for n, image in enumerate(figures, 1):
+            name = QUrl(f"figure:{image.sha256}")
+            document.addResource(QTextDocument.ResourceType.ImageResource, name,
+                                 QImage.fromData(image.data))
+            scale = min(1.0, width / image.width, FIGURE_HEIGHT / image.height)
+            shown.append(f'<p><img src="{name.toString()}" width="{round(image.width * scale)}" '
+                         f'height="{round(image.height * scale)}">'
+                         f'<br><span style="color: {style.MUTED};">Figure {n} · '
+                         f"{image.width}×{image.height} px</span></p>")
+        self.text.setHtml(html + "".join(shown))
 
     def clear(self) -> None:
         self.title.setText(self.side)
@@ -451,7 +472,10 @@ class Comparison(QWidget):
         layout.addWidget(self.judge)
         self.show_pair(None)
 
-    def show_pair(self, pair: StoredPair | None) -> None:
+    def show_pair(self, pair: StoredPair | None,
+                  figures: tuple[Sequence[CheckedImage], Sequence[CheckedImage]] = ((), ())
+                  ) -> None:
+        """Show ``pair`` (None: none) with each question's ``figures``."""
         if pair is None:
             self.scores.setText("")
             self._show_decision(None, None)
@@ -460,9 +484,9 @@ class Comparison(QWidget):
             self.judge.setText("")
             return
         first, second = diff_html(pair.a_text, pair.b_text)
-        self.a.show_text(pair.a, first)
+        self.a.show_text(pair.a, first, figures[0])
         self.b.show_text(pair.b if pair.source == WITHIN
-                         else f"{pair.b}  (in {source_name(pair.source)})", second)
+                         else f"{pair.b}  (in {source_name(pair.source)})", second, figures[1])
         figures = ("" if pair.figure_distance is None else "Same image   ·   " if pair.same_image
                    else f"Figures {pair.figure_distance} bits apart   ·   ")
         self.scores.setText(f"Cosine {pair.cosine:.3f}   ·   Jaccard {pair.jaccard:.3f}   ·   "
@@ -988,7 +1012,13 @@ class DuplicatesPage(QWidget):
         self.select_row(max(0, min(row, self.model.rowCount() - 1)))
 
     def _show_current(self, current: QModelIndex) -> None:
-        self.comparison.show_pair(self.model.rows[current.row()] if current.isValid() else None)
+        self._show_pair(self.model.rows[current.row()] if current.isValid() else None)
+
+    def _show_pair(self, pair: StoredPair | None) -> None:
+        """The pair in the comparison, with both questions' figures (a quick indexed read)."""
+        project = self.ops.project
+        self.comparison.show_pair(pair, pairs.pair_figures(project, pair)
+                                  if pair is not None and project is not None else ((), ()))
 
     def decide(self, decision: str | None) -> bool:
         """Commit the reviewer's decision on the pair on show (None: withdraw it); True when
@@ -1027,7 +1057,7 @@ class DuplicatesPage(QWidget):
         if pair.decision is not None and row + 1 < self.model.rowCount():
             self.select_row(row + 1)
         else:
-            self.comparison.show_pair(pair)
+            self._show_pair(pair)
 
     # -- clusters -------------------------------------------------------------------------------
 

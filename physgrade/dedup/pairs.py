@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from physgrade.changes import Changes, RecordKind
 from physgrade.dedup.texts import WITHIN, question_text
+from physgrade.images import CheckedImage, images_of
 from physgrade.project import Project, ProjectError, now_iso
 
 if TYPE_CHECKING:  # the audit brings numpy; reading pairs needs none
@@ -55,6 +56,14 @@ class StoredPair:
     #: whether they show one image byte for byte (the figure stage).
     figure_distance: int | None = None
     same_image: bool = False
+
+
+def pair_figures(project: Project,
+                 pair: StoredPair) -> tuple[list[CheckedImage], list[CheckedImage]]:
+    """The statement figures of both questions of ``pair``, to be read side by side (a question
+    of another set shows none: only its text is kept)."""
+    return (images_of(project.conn, "question", pair.a),
+            images_of(project.conn, "question", pair.b) if pair.source == WITHIN else [])
 
 
 def save(project: Project, result: "Result", source: str, texts_b: dict[str, str] | None,
