@@ -487,10 +487,10 @@ class Comparison(QWidget):
         self.a.show_text(pair.a, first, figures[0])
         self.b.show_text(pair.b if pair.source == WITHIN
                          else f"{pair.b}  (in {source_name(pair.source)})", second, figures[1])
-        figures = ("" if pair.figure_distance is None else "Same image   ·   " if pair.same_image
-                   else f"Figures {pair.figure_distance} bits apart   ·   ")
+        closeness = ("" if pair.figure_distance is None else "Same image   ·   "
+                     if pair.same_image else f"Figures {pair.figure_distance} bits apart   ·   ")
         self.scores.setText(f"Cosine {pair.cosine:.3f}   ·   Jaccard {pair.jaccard:.3f}   ·   "
-                            f"{figures}flagged by {flagged_by(pair.stages)}")
+                            f"{closeness}flagged by {flagged_by(pair.stages)}")
         self._show_decision(pair.decision, pair.decided_by)
         if pair.label:
             reading = f"Judge {pair.label_model or ''}: {LABELS.get(pair.label, pair.label)}"
