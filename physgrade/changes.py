@@ -34,6 +34,8 @@ class RecordKind(StrEnum):
     ESTIMATION = "estimation"    # estimation samples (physgrade.estimation)
     REFINEMENTS = "refinements"  # judge refinements: splits, refined prompts (physgrade.refinement)
     SETTINGS = "settings"        # the project's own settings (its answer tolerance)
+    STEPS = "steps"              # marks of where a response's reasoning breaks (step_marks)
+    TAXONOMIES = "taxonomies"    # a project's failure taxonomies (their texts)
 
 
 Ids = frozenset[str] | None

@@ -33,9 +33,10 @@ from physgrade.importer import import_file
 from physgrade.judge.client import CredentialsError
 from physgrade.project import Project, ProjectError, now_iso
 from physgrade.queries import COUNTED, project_info
-from physgrade.raters import rater_label
+from physgrade.raters import HUMAN, LLM, rater_label
 from physgrade.report.options import MIN_GRADES
 from physgrade.rubric import ScoreError, value_text
+from physgrade.step_formats import STEP_FORMATS, export_steps, import_steps
 from physgrade.tasks import Cancelled, Task
 from physgrade.wording import count
 
@@ -320,6 +321,35 @@ def cmd_export(args: argparse.Namespace) -> None:
     print(f"wrote {written} {args.kind} records to {args.out}")
 
 
+@command("import-steps", "import a ProcessBench, PRM800K or TRL stepwise file as one rater's "
+                         "step marks of the project's responses (all or nothing)",
+         DB, arg("file"), arg("--format", required=True, choices=STEP_FORMATS),
+         arg("--rater", required=True, metavar="NAME", help="whose marks they become"),
+         arg("--rater-kind", choices=[HUMAN, LLM], default=HUMAN,
+             help="a person (default) or a language model"),
+         arg("--map", action="append", metavar="SRC=DST",
+             help="rename a field of the file to the format's (repeatable), e.g. "
+                  "--map uid=response_id"))
+def cmd_import_steps(args: argparse.Namespace) -> None:
+    mapping = formats.parse_mapping(args.map or [])
+    with Project.open(args.db) as project, progress_task() as task:
+        result = import_steps(project, args.file, args.format, args.rater, args.rater_kind,
+                              mapping, task)
+    print(result.summary())
+
+
+@command("export-steps", "export one rater's step marks as ProcessBench, PRM800K or TRL "
+                         "stepwise JSON Lines",
+         DB, arg("--format", required=True, choices=STEP_FORMATS),
+         arg("--rater", required=True, metavar="NAME",
+             help="whose marks: a name, or a judge as 'NAME [VERSION]'"),
+         arg("--out", required=True, help="output file (.jsonl)"))
+def cmd_export_steps(args: argparse.Namespace) -> None:
+    with Project.open(args.db) as project, progress_task() as task:
+        written = export_steps(project, args.out, args.format, args.rater, task)
+    print(f"wrote {written} {args.format} records to {args.out}")
+
+
 @command("info", "counts, models, raters and graded share", DB, JSON)
 def cmd_info(args: argparse.Namespace) -> None:
     from physgrade.team.packs import origin
@@ -380,6 +410,35 @@ def cmd_rubric(args: argparse.Namespace) -> None:
                   f"{criterion['help']}")
             for level, text in criterion["levels"].items():
                 print(f"       {level:<4} {text}")
+
+
+@command("taxonomy", "the failure taxonomies a first wrong step is put in; --set rewords or adds",
+         DB, arg("--json", action="store_true",
+                 help="print them as one JSON object (the file --set takes; see docs/formats.md)"),
+         arg("--set", metavar="FILE",
+             help="store the taxonomies of a JSON file shaped as --json prints (a built-in one "
+                  "keeps its category keys; all or nothing); its 'default' chooses the default"))
+def cmd_taxonomy(args: argparse.Namespace) -> None:
+    from physgrade import taxonomies
+
+    with Project.open(args.db) as project:
+        if args.set:
+            document = taxonomies.load_document(args.set)
+            changed = taxonomies.set_taxonomies(project, document, args.set)
+            print("taxonomies stored" if changed else "nothing to store: the file names none")
+        shown = taxonomies.document(project)
+    if args.json:
+        print(json.dumps(shown, indent=2, ensure_ascii=False))
+        return
+    if args.set:
+        return
+    for taxonomy in shown["taxonomies"]:
+        default = " (the default)" if taxonomy["name"] == shown["default"] else ""
+        print(f"{taxonomy['name']}{default}: {taxonomy['title']}")
+        for category in taxonomy["categories"]:
+            stages = f" [{', '.join(category['criteria'])}]" if category["criteria"] else ""
+            print(f"  {category['key']:<20} {category['title']}{stages}: "
+                  f"{category['description']}")
 
 
 # -- agreement and reports ------------------------------------------------------------------
@@ -834,11 +893,11 @@ def _answer_settings(args: argparse.Namespace, project: Project | None = None):
 
 
 def _prompts(args: argparse.Namespace, project: Project):
-    """The judge prompts of ``--prompts``, stating the project's answer tolerance."""
-    from physgrade.answers.tolerance import answer_tolerance
-    from physgrade.judge.prompts import Prompts
+    """The judge prompts of ``--prompts``, stating the project's answer tolerance and failure
+    taxonomy."""
+    from physgrade.judge.prompts import for_project
 
-    return Prompts.load(args.prompts, answer_tolerance(project))
+    return for_project(project, args.prompts)
 
 
 @command("check-answer", "check one final answer against a reference by rule",
@@ -1689,6 +1748,20 @@ def cmd_variant_groups(args: argparse.Namespace) -> None:
                                f"{', '.join(data.raters())}")
         found = variant_groups.measure(sheet(data, rater), rater,
                                        variant_groups.read_setup(project))
+    print(json.dumps(found.as_dict(), indent=2, ensure_ascii=False) if args.json else found.text())
+
+
+@command("step-agreement", "agreement on the first wrong step and its category, expert with "
+                           "expert and judge with expert, per model and per stage", DB, JSON,
+         BOOTSTRAP)
+def cmd_step_agreement(args: argparse.Namespace) -> None:
+    # Imported here: pandas and scipy are for reports, not for every command.
+    from physgrade.scoring.tables import load
+    from physgrade.studies import step_agreement
+
+    with Project.open(args.db) as project:
+        found = step_agreement.measure(step_agreement.read_marks(project),
+                                       load(project).responses, args.resamples, args.seed)
     print(json.dumps(found.as_dict(), indent=2, ensure_ascii=False) if args.json else found.text())
 
 

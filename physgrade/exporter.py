@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterator
 
-from physgrade.formats import FILE_KINDS, write_records
+from physgrade.formats import FILE_KINDS, STEP_FIELDS, write_records
 from physgrade.images import write_back
 from physgrade.project import Project
 from physgrade.raters import HUMAN, LLM
@@ -93,6 +93,18 @@ def _score_fields(assessment: dict, scores: list) -> dict[str, Any]:
             "rationale": {criterion: note for criterion, _, note in scores if note}}
 
 
+def _step_fields(project: Project, assessment: dict) -> dict[str, Any]:
+    """The first wrong step the assessment's rater marked in its response, with the error's
+    category (see physgrade.step_marks); nothing where it marked none."""
+    row = project.conn.execute(
+        "SELECT first_wrong, category, taxonomy FROM step_marks WHERE rater_id = ? AND "
+        "response_id = ? AND first_wrong IS NOT NULL",
+        (assessment["rater_id"], assessment["response_id"])).fetchone()
+    if row is None:
+        return {}
+    return {name: value for name, value in zip(STEP_FIELDS, row) if value is not None}
+
+
 def _verdicts(project: Project, folder: Path | None) -> Iterator[dict[str, Any]]:
     for assessment, scores in _scores_by_assessment(project, LLM):
         record = {"response_id": assessment["response_id"], "judge": assessment["name"],
@@ -100,6 +112,7 @@ def _verdicts(project: Project, folder: Path | None) -> Iterator[dict[str, Any]]
         if assessment["run"]:  # a further run of the judge (see physgrade.raters.rater_label)
             record["run"] = assessment["run"]
         record.update(_score_fields(assessment, scores))
+        record.update(_step_fields(project, assessment))
         yield _with_extra(record, assessment["extra"])
 
 
@@ -110,6 +123,7 @@ def _grades(project: Project, folder: Path | None) -> Iterator[dict[str, Any]]:
         if assessment["rubric"] != COARSE.key:
             record["notes"] = assessment["comment"]
         record["graded_at"] = assessment["assessed_at"]
+        record.update(_step_fields(project, assessment))
         yield _with_extra(record, assessment["extra"])
 
 

@@ -26,14 +26,18 @@ from physgrade.tasks import Task
 #: The kinds of exchange file: each holds records of one shape (``FIELDS``).
 FILE_KINDS = ("questions", "responses", "verdicts", "grades", "judge_reviews", "bloom")
 
+#: Where a verdict or grade says its rater's first wrong step (physgrade.step_marks).
+STEP_FIELDS = ("first_wrong_step", "error_category", "error_taxonomy")
 #: The named fields of each kind, in export order. Fields not named here are kept in ``extra``.
 FIELDS: dict[str, tuple[str, ...]] = {
     "questions": ("id", "kind", "topic", "question", "options", "answer", "answer_type", "unit",
                   "reference_solution", "bloom_cognitive", "bloom_knowledge", "variant_of",
                   "region", "variant_group"),
     "responses": ("id", "question_id", "model", "response"),
-    "verdicts": ("response_id", "judge", "prompt_version", "scores", "rationale"),
-    "grades": ("response_id", "grader", "scores", "rationale", "notes", "graded_at"),
+    "verdicts": ("response_id", "judge", "prompt_version", "scores", "rationale",
+                 *STEP_FIELDS),
+    "grades": ("response_id", "grader", "scores", "rationale", "notes", "graded_at",
+               *STEP_FIELDS),
     "judge_reviews": ("response_id", "judge", "prompt_version", "reviewer", "criteria",
                       "verdict"),
     "bloom": ("question_id", "annotator", "annotator_kind", "cognitive", "knowledge"),

@@ -23,7 +23,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from physgrade import facets, formats, question_fields, taxonomy
+from physgrade import facets, formats, question_fields, taxonomies, taxonomy
 from physgrade.changes import NOTHING, Changes, RecordKind
 from physgrade.formats import FormatError, ImportErrors, Record
 from physgrade.images import ImageError, read_image, store_image
@@ -32,6 +32,7 @@ from physgrade.project import Project, ProjectError, now_iso
 from physgrade.raters import HUMAN, LLM, is_kind, rater_id
 from physgrade.rubric import RUBRICS, rubric_for_kind
 from physgrade.score_history import attributed, imported_from
+from physgrade.steps import steps_of
 from physgrade.tasks import Task
 from physgrade.template import scan
 from physgrade.validation import reviews, sampling
@@ -453,6 +454,7 @@ class _Context:
     """What the checks need to know of the project, loaded lazily and once."""
 
     def __init__(self, project: Project, expected: int, base: Path) -> None:
+        self.project = project
         self.conn = project.conn
         self.base = base  # the folder of the file: image paths are relative to it
         self.carried: set[str] = set()  # the fields some question of the file has
@@ -685,9 +687,46 @@ def _assessment(record: Record, context: _Context, rater_field: str, rater_kind:
                             "criterion": criterion},
                  {"value": value, "note": scores.notes.get(criterion)}, {"updated_at": stamp})
              for criterion, value in checked.items()]
+    step = _first_wrong(record, context, response_id)
+    if step is not None:
+        rows.append(Row("step_marks", {"rater_id": ref, "response_id": response_id},
+                        dict(zip(("first_wrong", "taxonomy", "category"), step)),
+                        {"updated_at": stamp}))
     raters = [(rater, rater_kind, version)]
     return Entry(record, (rater, version, *([run] if run else []), response_id, scores.rubric),
                  rows, raters, run=run)
+
+
+def _first_wrong(record: Record, context: _Context,
+                 response_id: str) -> tuple[int, str | None, str | None] | None:
+    """The first wrong step a verdict or grade names (0: none is wrong), with the taxonomy and
+    category of its error; None where it names none. A step the response does not have, or a
+    category its taxonomy does not have, is refused."""
+    value = record.data.get("first_wrong_step")
+    category = formats.text_field(record, "error_category")
+    if value is None or value == "":
+        if category is not None:
+            raise record.error("error_category", "a category needs a first_wrong_step")
+        return None
+    step = value if isinstance(value, int) and not isinstance(value, bool) else \
+        int(value) if isinstance(value, str) and value.strip().isdigit() else None
+    count = len(steps_of(context.project, response_id))
+    if step is None or not 0 <= step <= count:
+        raise record.error("first_wrong_step", f"must be 0 (no wrong step) or a step of the "
+                                               f"response, which has {count}, not {value!r}")
+    if category is None:
+        return step, None, None
+    if step == 0:
+        raise record.error("error_category", "first_wrong_step 0 says no step is wrong, so "
+                                             "there is no error to categorise")
+    try:
+        chosen = taxonomies.taxonomy(context.project, formats.text_field(record, "error_taxonomy"))
+    except ProjectError as exc:
+        raise record.error("error_taxonomy", str(exc)) from None
+    if category not in chosen.keys:
+        raise record.error("error_category", f"{chosen.name} has no category {category!r} (it "
+                                             f"has {', '.join(chosen.keys)})")
+    return step, chosen.name, category
 
 
 def _judge_run(record: Record, context: _Context, judge: str, version: str) -> str:

@@ -61,7 +61,9 @@ def schema_answer(body: dict) -> dict:
     """A valid tool input for the tool the request forces, built from that tool's JSON schema.
 
     Integers take their maximum (or largest enum value) so a default answer is a clear,
-    checkable "full marks" rather than an arbitrary value.
+    checkable "full marks" rather than an arbitrary value; an integer without a maximum takes
+    its minimum and a string that may be null is null, so a verdict's first wrong step is 0
+    ("no step is wrong") and its error category none.
     """
     name = _forced_tool(body)
     tool = next(t for t in body.get("tools", []) if t.get("name") == name)
@@ -71,6 +73,8 @@ def schema_answer(body: dict) -> dict:
 def _value_for(schema: dict) -> Any:
     """A value that satisfies `schema` (the subset of JSON Schema tool definitions use)."""
     kind = schema.get("type", "object")
+    if kind == ["string", "null"]:
+        return None
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), "null")
     if kind == "object":
@@ -78,7 +82,7 @@ def _value_for(schema: dict) -> Any:
     if kind == "integer":
         if "maximum" in schema:
             return schema["maximum"]
-        return max(schema["enum"]) if schema.get("enum") else 0
+        return max(schema["enum"]) if schema.get("enum") else schema.get("minimum", 0)
     if kind == "string":
         return schema["enum"][0] if schema.get("enum") else "looks right"
     if kind == "number":

@@ -20,7 +20,7 @@ from physgrade.judge.prompts import RUBRIC_OF, PromptError, Prompts, defuse, rub
 from physgrade.judge.purposes import run_plan
 from physgrade.judge.runner import STOP_AFTER_ERRORS
 from physgrade.judge.scope import Scope
-from physgrade.judge.tools import InvalidOutput, read_scores, score_tool
+from physgrade.judge.tools import CATEGORY, FIRST_WRONG, InvalidOutput, read_scores, score_tool
 from physgrade.rubric import CONCEPTUAL, PREFS
 from physgrade.selection import ResponseFilter
 
@@ -168,13 +168,13 @@ def test_requests_follow_the_response_kind_and_template(loaded, prompts, fake):
     texts = list(bodies)
     parts = next(t for t in texts if "<formulation>" in t)  # r-1 follows the template
     assert "<final_answer>10.0 m/s</final_answer>" in parts
-    holistic = next(t for t in texts if "<response>The speed is 10 m/s.</response>" in t)
+    holistic = next(t for t in texts if "<response>⟦1⟧ The speed is 10 m/s.</response>" in t)
     assert "<formulation>" not in holistic
     conceptual = next(t for t in texts if "Both are conserved." in t)
     assert "C. both" in conceptual and "<options>" in conceptual
     tool = bodies[conceptual]["tools"][0]
     assert bodies[conceptual]["tool_choice"] == {"type": "tool", "name": "record_scores"}
-    assert set(tool["input_schema"]["required"]) == set(CONCEPTUAL.keys)
+    assert set(tool["input_schema"]["required"]) == {*CONCEPTUAL.keys, FIRST_WRONG, CATEGORY}
     assert all(r.body["system"] == prompts.texts["system.md"] for r in fake.message_requests())
 
 
@@ -201,7 +201,7 @@ def test_a_run_stores_every_verdict_and_a_second_run_makes_no_call(loaded, promp
 
 def test_a_run_says_what_it_changed(loaded, prompts, fake):
     _, summary = run(loaded, prompts)
-    assert summary.changes == Changes.of(RecordKind.SCORES, RecordKind.RATERS,
+    assert summary.changes == Changes.of(RecordKind.SCORES, RecordKind.RATERS, RecordKind.STEPS,
                                          responses=["r-1", "r-2", "r-3"], questions=["q-1", "q-mc"])
     _, again = run(loaded, prompts)
     assert again.changes == NOTHING
@@ -220,7 +220,7 @@ def test_batches_say_what_submitting_and_collecting_changed(loaded, prompts, fak
     fake.finish_batches()
     [ended] = batches.collect(loaded, connect(), prompts)
     assert ended.stored == 3 and ended.changes.kinds == {RecordKind.BATCHES, RecordKind.SCORES,
-                                                         RecordKind.RATERS}
+                                                         RecordKind.RATERS, RecordKind.STEPS}
     assert batches.collect(loaded, connect(), prompts) == []
 
 

@@ -31,7 +31,7 @@ JUDGE = "lenient [v1]"
 QUESTIONS = 12
 MODELS = ("orbit-7b", "quark-lm-3")
 MAXIMUM = sum(PREFS_FULL.values())
-_JUDGED = re.compile(r"<response>RESPONSE (r-[\w-]+)\.")
+_JUDGED = re.compile(r"<response>(?:\u27e61\u27e7 )?RESPONSE (r-[\w-]+)\.")  # step 1 marked
 _SHOWN = re.compile(r"<example_response>RESPONSE (r-[\w-]+)\.")
 
 

@@ -45,13 +45,11 @@ from PySide6.QtWidgets import (
 )
 
 from physgrade import facets
-from physgrade.answers.outcome import DEFAULT_RTOL
-from physgrade.answers.tolerance import answer_tolerance
 from physgrade.changes import Changes, RecordKind
 from physgrade.judge import credentials, verdicts
 from physgrade.judge.client import connect
 from physgrade.judge.pricing import Price, dollars, known_models, price_for
-from physgrade.judge.prompts import PromptError, Prompts
+from physgrade.judge.prompts import PromptError, Prompts, for_project
 from physgrade.judge.purposes import run_plan
 from physgrade.judge.runner import DEFAULT_CONCURRENCY, Estimate, Plan, RunSummary, StopReason
 from physgrade.judge.scope import Scope
@@ -150,8 +148,8 @@ class JudgeCallsDialog(QDialog):
         self._close_when_stopped = False
         self.setWindowTitle(title)
         try:
-            self.prompts: Prompts | None = prompts or Prompts.load(
-                tolerance=answer_tolerance(ops.project) if ops.project else DEFAULT_RTOL)
+            self.prompts: Prompts | None = prompts or (
+                for_project(ops.project) if ops.project else Prompts.load())
             self._prompt_problem = ""
         except PromptError as exc:
             self.prompts, self._prompt_problem = None, f"The judge prompts cannot be used: {exc}"

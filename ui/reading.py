@@ -13,6 +13,7 @@ from physgrade.grading import GradingItem
 from physgrade.images import CheckedImage
 from physgrade.maths import FIT_FROM, FIT_MOST, to_html
 from physgrade.queries import Question, QuestionDetail, ResponseSummary
+from physgrade.steps import ResponseStep, response_steps
 from physgrade.template import ParsedSolution, Span, section_text
 from physgrade_ui import style
 
@@ -125,6 +126,20 @@ figure.figure figcaption {{ color: {style.MUTED}; font-size: 12px; margin-top: 2
              align-items: center; justify-content: center; }}
 #enlarged img {{ width: 100%; height: calc(100vh - 48px); max-height: none; object-fit: contain;
                  border: none; }}
+/* The response's steps, which the grader marks (physgrade_ui.step_marking): the one the keys
+   act on outlined, the first wrong one red, the right ones green at their left, what is said of
+   each as tags beside its label (ratings outlined); each step a size container, as its column
+   is, so that its formulas fit its own width. */
+.step {{ margin: 0 0 4px; padding: 1px 8px 2px 7px; border-left: 3px solid transparent;
+         border-radius: 4px; scroll-margin-top: 48px; container-type: inline-size; }}
+.step > h3 {{ margin-top: 10px; }}
+.step.current {{ outline: 2px solid {style.ACCENT}; outline-offset: -1px; }}
+.step.first-wrong {{ border-left-color: {style.BAD}; background: {style.BAD_BACKGROUND}; }}
+.step.right {{ border-left-color: {style.GOOD}; }}
+.tag.bad {{ color: {style.BAD}; background: {style.BAD_BACKGROUND}; }}
+.tag.plain {{ color: {style.MUTED}; }}
+.tag.solid.bad {{ color: white; background: {style.BAD}; }}
+.tag.rating {{ background: {style.SURFACE}; border: 1px solid currentColor; padding: 0 6px; }}
 hr {{ border: none; border-top: 1px solid {style.BORDER}; margin: 18px 0; }}
 .placeholder {{ color: {style.MUTED}; margin-top: 40px; text-align: center; }}
 """
@@ -133,6 +148,9 @@ hr {{ border: none; border-top: 1px solid {style.BORDER}; margin: 18px 0; }}
 #: The ids of the grading reading's two columns (see :func:`grading_html`), which the reading
 #: view jumps between.
 REFERENCE_PART, RESPONSE_PART = "reference", "response"
+#: The class of a response step's element in the grading reading; its ``data-step`` attribute
+#: holds the step's number (:attr:`physgrade.steps.ResponseStep.number`).
+STEP_CLASS = "step"
 
 
 def placeholder(message: str) -> str:
@@ -200,15 +218,43 @@ def question_block(question: Question) -> str:
 
 
 def solution_block(text: str | None, sections: ParsedSolution | None, what: str,
-                   images: tuple[CheckedImage, ...] = ()) -> str:
+                   images: tuple[CheckedImage, ...] = (), steps: bool = False) -> str:
     """A solution, after its figures, laid out by its template parts, or shown whole when it is
-    not compliant."""
-    return figures(images, f"the {what}") + _solution(text, sections, what)
+    not compliant. With ``steps`` each of its steps (:func:`physgrade.steps.response_steps`:
+    template steps, else paragraphs) is an element of its own, for the grader to mark."""
+    return figures(images, f"the {what}") + _solution(text, sections, what, steps)
 
 
-def _solution(text: str | None, sections: ParsedSolution | None, what: str) -> str:
+def _step(step: ResponseStep, body: str) -> str:
+    """One markable step: its label (with room for the tags marks add) above its text."""
+    return (f'<div class="{STEP_CLASS}" data-step="{step.number}"><h3>{escape(step.label)}'
+            f'<span class="step-tags"></span></h3>{body}</div>')
+
+
+def _stepped(text: str, steps: tuple[ResponseStep, ...], paragraphs: bool) -> str:
+    """A response outside the template, as written, each step in its element (what lies
+    between them, such as a step's own label, shown plain)."""
+    note = ", each paragraph a step" if paragraphs and steps else ""
+    blocks = [f'<p class="meta">Not in the template; shown as written{note}.</p>']
+    at = 0
+    for step in steps:
+        if text[at:step.span.start].strip():
+            blocks.append(f'<div class="whole">{to_html(text[at:step.span.start])}</div>')
+        blocks.append(_step(step, to_html(step.text)))
+        at = step.span.end
+    if text[at:].strip():
+        blocks.append(f'<div class="whole">{to_html(text[at:])}</div>')
+    return "".join(blocks)
+
+
+def _solution(text: str | None, sections: ParsedSolution | None, what: str,
+              steps: bool = False) -> str:
     if not text:
         return f'<p class="meta">No {escape(what)} given.</p>'
+    templated = sections is not None and sections.compliant and bool(sections.steps)
+    if steps and not templated:
+        return _stepped(text, response_steps(text, sections),
+                        sections is None or not sections.steps)
     if sections is None or not sections.compliant:
         return (f'<p class="meta">Not in the template; shown as written.</p>'
                 f'<div class="whole">{to_html(text)}</div>')
@@ -220,9 +266,12 @@ def _solution(text: str | None, sections: ParsedSolution | None, what: str) -> s
               _parts([(label, part(sections.formulation_parts[key]))
                       for key, label in FORMULATION_PARTS if key in sections.formulation_parts])
               or part(sections.formulation)]
-    for step in sections.steps:
+    marked = response_steps(text, sections) if steps else ()
+    for position, step in enumerate(sections.steps):
         rows = [(label, part(step.parts[key])) for key, label in STEP_PARTS if key in step.parts]
-        blocks += [f"<h3>Step {step.number}</h3>", _parts(rows) or part(step.span)]
+        body = _parts(rows) or part(step.span)
+        blocks.append(_step(marked[position], body) if marked
+                      else f"<h3>Step {step.number}</h3>{body}")
     if not sections.steps:
         blocks += ["<h3>Solution</h3>", part(sections.solution)]
     blocks += ["<h3>Final answer</h3>", f'<div class="final">{part(sections.final_answer)}</div>']
@@ -238,7 +287,7 @@ def grading_html(item: GradingItem) -> str:
                f'<p class="meta">{" · ".join(escape(f) for f in _facts(question))}</p>')
     reference = solution_block(question.reference_solution, question.reference_sections,
                                "reference solution", question.reference_images)
-    response = solution_block(item.text, item.sections, "response", item.images)
+    response = solution_block(item.text, item.sections, "response", item.images, steps=True)
     return (f"{heading}{question_block(question)}<div class='columns'>"
             f"<div id='{REFERENCE_PART}'><h2>Reference solution</h2>{reference}</div>"
             f"<div id='{RESPONSE_PART}'><h2 class='response'>Response · {escape(item.model)} · "

@@ -206,6 +206,11 @@ class ReadingView(QWebEngineView):
             "return (next + 1) + ' ' + all.length; })()",
             _APP_WORLD, lambda found: shown(*map(int, str(found or "0 0").split())))
 
+    def run_script(self, script: str) -> None:
+        """Run the application's own ``script`` on the reading (in its script world, which page
+        content cannot reach), as the marks of a response's steps are drawn."""
+        self.page().runJavaScript(script, _APP_WORLD)
+
     def _shell_loaded(self, ok: bool) -> None:
         if self._ready:
             return
@@ -281,6 +286,9 @@ class BufferedReadingView(QWidget):
 
     def step_figure(self, forward: bool, shown: Callable[[int, int], None]) -> None:
         self.current.step_figure(forward, shown)
+
+    def run_script(self, script: str) -> None:
+        self.current.run_script(script)
 
     def _view_rendered(self, view: ReadingView) -> None:
         if view is self.current:

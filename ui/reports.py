@@ -110,7 +110,7 @@ READ_KEY = "report"
 REPORTED = (RecordKind.SCORES, RecordKind.RATERS, RecordKind.REVIEWS, RecordKind.BLOOM,
             RecordKind.QUESTIONS, RecordKind.RESPONSES, RecordKind.SAMPLES,
             RecordKind.ADJUDICATIONS, RecordKind.ESTIMATION, RecordKind.REFINEMENTS,
-            RecordKind.SETTINGS)
+            RecordKind.SETTINGS, RecordKind.STEPS, RecordKind.TAXONOMIES)
 #: What the bar's filter values, raters and estimation samples are read from (the settings
 #: name the declared facets).
 CHOICES = (RecordKind.RATERS, RecordKind.QUESTIONS, RecordKind.RESPONSES, RecordKind.ESTIMATION,

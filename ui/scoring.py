@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 
 from physgrade.grading import GradingItem
 from physgrade.rubric import FINAL_ANSWER, Criterion, Rubric, value_text
-from physgrade_ui.widgets import RowCursor, label, restyle
+from physgrade_ui.widgets import RowCursor, label, plain_key, restyle
 
 #: How long a refused key's message stays beside the criterion.
 REFUSAL_MS = 4000
@@ -45,9 +45,7 @@ class NoteEdit(QLineEdit):
     cancelled = Signal()
 
     def event(self, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.ShortcutOverride and isinstance(event, QKeyEvent) and not (
-                event.modifiers() & ~(Qt.KeyboardModifier.ShiftModifier
-                                      | Qt.KeyboardModifier.KeypadModifier)):
+        if plain_key(event):
             event.accept()  # a plain key is text (or Enter, Esc) for the note, not a shortcut
             return True
         return super().event(event)

@@ -76,6 +76,10 @@ QFrame[role="criterion"] {{
 QFrame[role="criterion"][current="true"] {{ border: 2px solid {ACCENT}; background: #f3f7fc; }}
 QLabel[role="criterion-key"] {{ color: {ACCENT}; font-weight: 700; font-family: monospace; }}
 QLabel[role="criterion-name"] {{ font-weight: 600; }}
+QLabel[role="step-mark"] {{ font-weight: 600; color: {TEXT}; }}
+QLabel[role="step-mark"][state="none"] {{ font-weight: normal; color: {MUTED}; }}
+QLabel[role="step-mark"][state="wrong"] {{ color: {BAD}; }}
+QLabel[role="step-mark"][state="right"] {{ color: {GOOD}; }}
 QLabel[role="total"] {{ font-size: 16pt; font-weight: 600; color: {TEXT}; }}
 QLabel[role="key"] {{
     font-family: monospace; font-weight: 700; color: {ACCENT}; padding-right: 6px;

@@ -8,8 +8,8 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Callable, Iterable, Iterator
 
-from PySide6.QtCore import QAbstractItemModel, QSize, Qt, Signal
-from PySide6.QtGui import QAction, QKeySequence, QPainter, QPaintEvent, QPalette
+from PySide6.QtCore import QAbstractItemModel, QEvent, QSize, Qt, Signal
+from PySide6.QtGui import QAction, QKeyEvent, QKeySequence, QPainter, QPaintEvent, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFrame,
@@ -89,6 +89,15 @@ def named_shortcut(widget: QWidget, text: str, keys: Iterable[str], slot: Callab
     action.triggered.connect(slot)
     widget.addAction(action)
     return action
+
+
+def plain_key(event: QEvent) -> bool:
+    """Whether ``event`` asks to be a shortcut for a key without Ctrl, Alt or Meta: a widget
+    that takes typed keys accepts it (in ``event``) so that the page's letter, digit and arrow
+    shortcuts leave the key to it."""
+    return (event.type() == QEvent.Type.ShortcutOverride and isinstance(event, QKeyEvent)
+            and not event.modifiers() & ~(Qt.KeyboardModifier.ShiftModifier
+                                          | Qt.KeyboardModifier.KeypadModifier))
 
 
 class ElidedLabel(QLabel):

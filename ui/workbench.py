@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from physgrade import scores
+from physgrade import scores, step_marks
 from physgrade.changes import Changes, RecordKind
 from physgrade.grading import Given, GradingItem, compare, grading_item
 from physgrade.pace import Pace
@@ -52,6 +52,7 @@ from physgrade_ui.queue_view import QueuePanel
 from physgrade_ui.reading_bar import ReadingBar
 from physgrade_ui.reading_view import BufferedReadingView
 from physgrade_ui.scoring import ScoringPanel
+from physgrade_ui.step_marking import StepChange, StepMarking
 from physgrade_ui.widgets import ElidedLabel, label, named_shortcut, shortcuts
 
 #: the panes' first widths, before the grader has moved a splitter: at 1280×800 the reading
@@ -87,7 +88,7 @@ class GradingPage(QSplitter):
         self.project: Project | None = None
         self.grader: str | None = None
         self.item: GradingItem | None = None
-        self.undo_stack: list[Change] = []
+        self.undo_stack: list[Change | StepChange] = []
         self.pace = Pace()
         #: The criterion a score key has just scored, the cursor having moved on from it by
         #: itself: E writes its note. None once the grader moves the cursor.
@@ -108,6 +109,9 @@ class GradingPage(QSplitter):
         self.reading.addWidget(self.reader)
         self.reading.addWidget(self.comparison)
         self.bar = ReadingBar()
+        middle = QWidget()  # the bar above the reading; the category picker opens over it
+        self.marking = StepMarking(self, middle, self.reader, self._write, self.ops.say,
+                                   self.focus_panel, self._scored_low)
 
         self.panel = ScoringPanel()
         self.panel.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
@@ -136,6 +140,7 @@ class GradingPage(QSplitter):
         pace_row.addWidget(self.progress_bar, 1)
         pace_row.addWidget(self.pace_label)
         side_layout.addLayout(pace_row)
+        side_layout.addWidget(self.marking.summary)
         side_layout.addWidget(self.panel)
         side_layout.addStretch(1)
         self.side = scroller = QScrollArea()
@@ -145,7 +150,6 @@ class GradingPage(QSplitter):
         scroller.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         scroller.setMinimumWidth(360)
 
-        middle = QWidget()
         middle_layout = QVBoxLayout(middle)
         middle_layout.setContentsMargins(0, 0, 0, 0)
         middle_layout.setSpacing(0)
@@ -223,7 +227,9 @@ class GradingPage(QSplitter):
              key(["Up"], partial(self.move, -1)) + key(["Down"], partial(self.move, 1))),
             ("E", "Note on the criterion you just scored (after ↑ ↓, the current one): type, "
                   "then Enter; Esc cancels", key(["E"], self.open_note)),
-            ("Ctrl+Z", "Undo the last change", key(["Ctrl+Z"], self.undo)),
+            *self.marking.keys(),
+            ("Ctrl+Z", "Undo the last change (a score, a note or a step mark)",
+             key(["Ctrl+Z"], self.undo)),
             ("→  ←", "Next / previous response",
              key(["Right"], partial(self.step, 1)) + key(["Left"], partial(self.step, -1))),
             ("U", "Next response I have not finished", key(["U"], self.next_unfinished)),
@@ -415,6 +421,9 @@ class GradingPage(QSplitter):
             self._reread_item()  # the level descriptions were reworded
         if changes.touches(RecordKind.SETTINGS):
             self.hint_settings_changed()  # the project's answer tolerance
+        if changes.touches(RecordKind.STEPS, RecordKind.TAXONOMIES):
+            self.marking.reread(None if changes.touches(RecordKind.TAXONOMIES)
+                                else changes.responses)
 
     def stop(self) -> None:
         """The window is closing: end the answer checks and close their checker."""
@@ -481,6 +490,7 @@ class GradingPage(QSplitter):
         """No response on show: the reading and the rubric say why, and nothing can be scored."""
         self.item = None
         self.scored_by_key = None
+        self.marking.show_nothing()
         self.hints.show_nothing()
         self.close_comparison()
         self.bar.show_comparison(False, None)
@@ -550,6 +560,7 @@ class GradingPage(QSplitter):
         self.item = item
         self.scored_by_key = None
         self.reader.show_html(reading.grading_html(item))
+        self.marking.show(self.project, self.grader, response_id, item.text, item.sections)
         self.panel.show_item(item)
         self._reveal_current()
         self.hints.show(self.project, item)
@@ -647,11 +658,15 @@ class GradingPage(QSplitter):
                     f"Note on {criterion} saved." if note else f"Note on {criterion} removed.",
                     "note")
 
-    def _write(self, write: Write, change: Change, message: str, what: str) -> bool:
+    def _scored_low(self) -> list[str]:
+        """The criteria the grader scored below their maximum on the response on show."""
+        return self.item.rubric.errors(self.item.values) if self.item is not None else []
+
+    def _write(self, write: Write, change: Change | StepChange, message: str, what: str) -> bool:
         """Write now (True once committed; a write waiting for a lock is undoable when saved)."""
         return self.ops.write(write, partial(self._saved, change, message), what)
 
-    def _saved(self, change: Change, message: str, changes: Changes) -> None:
+    def _saved(self, change: Change | StepChange, message: str, changes: Changes) -> None:
         """A change is committed (at once, or later if it waited for a lock): it can be undone."""
         self.undo_stack.append(change)
         self.pace.acted()
@@ -666,6 +681,12 @@ class GradingPage(QSplitter):
         if self.item is None or self.item.response_id != change.response_id:
             if not self.select(change.response_id):
                 self.show_response(change.response_id)
+        if isinstance(change, StepChange):
+            assert self.grader is not None  # changes are made by the grader on show
+            self.ops.write(partial(step_marks.restore, grader=self.grader,
+                                   response_id=change.response_id, mark=change.before),
+                           partial(self._undone, change), "undo")
+            return
         where: dict[str, Any] = dict(grader=self.grader, response_id=change.response_id,
                                      criterion=change.criterion)
         if change.note_only:
@@ -677,8 +698,11 @@ class GradingPage(QSplitter):
             write = partial(scores.set_score, value=change.before.value, **where)
         self.ops.write(write, partial(self._undone, change), "undo")
 
-    def _undone(self, change: Change, changes: Changes) -> None:
+    def _undone(self, change: Change | StepChange, changes: Changes) -> None:
         self.pace.acted()
+        if isinstance(change, StepChange):
+            self.ops.say(f"Undone: the {change.what} on {change.response_id}.")
+            return
         if self.item is not None and self.item.response_id == change.response_id:
             self.scored_by_key = None
             self.panel.set_current(self.item.rubric.keys.index(change.criterion))

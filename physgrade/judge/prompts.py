@@ -9,7 +9,10 @@ Per-item values are ``$placeholders``, filled for each request.
 
 A prompt version is a digest of every text (as loaded) and schema a request is built from, so
 editing a template, the rubric or its tool schema makes a new version, and verdicts of the old
-and new prompts are kept apart as different raters.
+and new prompts are kept apart as different raters. The failure taxonomy a verdict puts the
+first wrong step in is one of those texts (:data:`TAXONOMY`, the project's default taxonomy as
+JSON): its categories are both listed in the request and the tool's choices, so rewording or
+choosing another taxonomy makes a new version, and a recorded version rebuilds its requests.
 """
 
 from __future__ import annotations
@@ -23,9 +26,12 @@ from pathlib import Path
 from string import Template
 from typing import Mapping
 
+from physgrade import taxonomies
 from physgrade.answers.outcome import DEFAULT_RTOL
-from physgrade.answers.tolerance import in_words
+from physgrade.answers.tolerance import answer_tolerance, in_words
+from physgrade.project import Project
 from physgrade.rubric import CONCEPTUAL, PREFS, Rubric
+from physgrade.taxonomies import Category, Taxonomy
 
 #: Each template and the placeholders it must use, no more and no fewer.
 PLACEHOLDERS: dict[str, frozenset[str]] = {
@@ -38,6 +44,7 @@ PLACEHOLDERS: dict[str, frozenset[str]] = {
     "conceptual.md": frozenset({"question", "options", "reference_solution", "reference_answer",
                                 "response"}),
     "multiple_choice.md": frozenset({"option_list", "answer_maximum"}),
+    "first_wrong_step.md": frozenset({"markers", "categories"}),
     "bloom_system.md": frozenset(),
     "bloom.md": frozenset({"question", "options", "topic"}),
     "duplicate_system.md": frozenset(),
@@ -50,7 +57,7 @@ PLACEHOLDERS: dict[str, frozenset[str]] = {
 #: Templates added after people had made folders of their own: a folder without them uses the
 #: bundled ones rather than being refused.
 BUNDLED_IF_MISSING = frozenset({"examples.md", "example.md", "answer_check_system.md",
-                                "answer_check.md"})
+                                "answer_check.md", "first_wrong_step.md"})
 #: The rubric each grading template describes; its ``{{...}}`` fields are filled from it.
 RUBRIC_OF: dict[str, Rubric] = {"prefs_criteria.md": PREFS, "problem_parts.md": PREFS,
                                 "problem_holistic.md": PREFS, "conceptual.md": CONCEPTUAL}
@@ -60,9 +67,12 @@ TOLERANCE_FIELD = "answer tolerance"
 _WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
           "eleven", "twelve")
 #: Placeholders filled with the templates' own text, which is trusted.
-TRUSTED = frozenset({"options", "answer_maximum", "criteria", "examples"})
+TRUSTED = frozenset({"options", "answer_maximum", "criteria", "examples", "markers",
+                     "categories"})
 #: Where a refined prompt keeps its filled-in examples (:meth:`Prompts.with_examples`).
 EXAMPLES = "examples"
+#: Where prompts keep the failure taxonomy their verdicts use (:meth:`Prompts.taxonomy`).
+TAXONOMY = "taxonomy.json"
 #: The tags templates wrap untrusted text in; the same tags inside that text are defused.
 DATA_TAGS = ("question", "options", "reference_solution", "reference_answer", "formulation",
              "solution", "final_answer", "response", "topic", "problem_a", "problem_b",
@@ -128,13 +138,18 @@ class Prompts:
 
     @classmethod
     def load(cls, directory: str | Path | None = None,
-             tolerance: float = DEFAULT_RTOL) -> "Prompts":
+             tolerance: float = DEFAULT_RTOL, taxonomy: Taxonomy | None = None) -> "Prompts":
         """Read and check every template (by default the bundled ones; a folder of edited
         ones may leave out :data:`BUNDLED_IF_MISSING`), stating ``tolerance`` (the project's
         answer tolerance, :func:`physgrade.answers.tolerance.answer_tolerance`) as the one
-        within which a final answer matches."""
+        within which a final answer matches, and putting first wrong steps in ``taxonomy``
+        (by default the built-in P-REFS one; :func:`for_project` passes the project's)."""
         folder = Path(directory) if directory is not None else default_directory()
-        texts = {}
+        chosen = taxonomy or taxonomies.BUILT_IN[taxonomies.DEFAULT]
+        texts = {TAXONOMY: json.dumps(
+            {"name": chosen.name, "title": chosen.title, "categories": [
+                {"key": c.key, "title": c.title, "description": c.description}
+                for c in chosen.categories]}, ensure_ascii=False, indent=1)}
         for name, expected in PLACEHOLDERS.items():
             path = folder / name
             if name in BUNDLED_IF_MISSING and not path.exists():
@@ -161,6 +176,15 @@ class Prompts:
     def stored(cls, texts: Mapping[str, str]) -> "Prompts":
         """Prompts rebuilt from texts a project stored (:mod:`physgrade.judge.versions`)."""
         return cls(Path("(stored in the project)"), dict(texts))
+
+    def taxonomy(self) -> Taxonomy | None:
+        """The failure taxonomy verdicts under these prompts name the first wrong step's
+        category in (None for texts recorded before verdicts asked for the step)."""
+        if TAXONOMY not in self.texts:
+            return None
+        data = json.loads(self.texts[TAXONOMY])
+        return Taxonomy(data["name"], data["title"], "", tuple(
+            Category(c["key"], c["title"], c["description"]) for c in data["categories"]))
 
     def with_examples(self, block: str) -> "Prompts":
         """These prompts with a block of graded examples put before each grading request (a
@@ -193,3 +217,9 @@ class Prompts:
         listing = "\n".join(f"{letter}. {text}" for letter, text in options.items())
         return self.fill("multiple_choice.md", option_list=listing,
                          answer_maximum=str(answer_maximum))
+
+
+def for_project(project: Project, directory: str | Path | None = None) -> Prompts:
+    """The prompts of ``directory`` (the bundled ones by default) as ``project`` states them:
+    its answer tolerance, and its default failure taxonomy."""
+    return Prompts.load(directory, answer_tolerance(project), taxonomies.taxonomy(project))

@@ -2,7 +2,9 @@
 
 Forcing a tool call makes the model fill in a JSON schema instead of writing prose; the schema
 already carries each criterion's range, and :func:`read_scores` checks the answer against the
-rubric anyway, because a schema is advice to the model, not a guarantee.
+rubric anyway, because a schema is advice to the model, not a guarantee. A verdict may also name
+the response's first wrong step and its category (:class:`StepQuestion`); an answer naming a step
+the response does not have, or a category the taxonomy does not have, does not fit.
 """
 
 from __future__ import annotations
@@ -11,12 +13,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from physgrade.rubric import Rubric, ScoreError
+from physgrade.taxonomies import Taxonomy
 from physgrade.taxonomy import BLOOM_COGNITIVE, BLOOM_KNOWLEDGE
 
 SCORE_TOOL = "record_scores"
 BLOOM_TOOL = "record_bloom"
 DUPLICATE_TOOL = "record_duplicate"
 DUPLICATE_LABELS = ("close_duplicate", "same_topic")
+#: The fields of ``record_scores`` that say where the reasoning first goes wrong.
+FIRST_WRONG, CATEGORY = "first_wrong_step", "error_category"
+#: How a request marks where step n of the response begins: the number ``first_wrong_step``
+#: answers with (brackets the response itself writes are shown as plain ones).
+STEP_MARK = "\u27e6{}\u27e7"
 
 
 class InvalidOutput(ValueError):
@@ -24,12 +32,25 @@ class InvalidOutput(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
+class StepQuestion:
+    """What a verdict request asks about the response's steps: how many it has (numbered as
+    :mod:`physgrade.steps` numbers them) and the taxonomy the error's category comes from."""
+
+    steps: int
+    taxonomy: Taxonomy
+
+
+@dataclass(frozen=True, slots=True)
 class Verdict:
-    """A judge's scores (None: N/A), its rationale per criterion and an overall remark."""
+    """A judge's scores (None: N/A), its rationale per criterion and an overall remark; where
+    it was asked, the first wrong step (0: none) and that error's category in ``taxonomy``."""
 
     scores: dict[str, int | None]
     rationale: dict[str, str]
     comment: str | None
+    first_wrong: int | None = None
+    taxonomy: str | None = None
+    category: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,8 +66,10 @@ class DuplicateLabel:
     rationale: str | None
 
 
-def score_tool(rubric: Rubric, multiple_choice: bool) -> dict[str, Any]:
-    """The ``record_scores`` tool for one rubric: one integer and one rationale per criterion."""
+def score_tool(rubric: Rubric, multiple_choice: bool,
+               taxonomy: Taxonomy | None = None) -> dict[str, Any]:
+    """The ``record_scores`` tool for one rubric: one integer and one rationale per criterion,
+    and with a ``taxonomy`` the first wrong step and its category in it."""
     properties: dict[str, Any] = {}
     for criterion in rubric.criteria:
         allowed = criterion.allowed_values(multiple_choice)
@@ -65,18 +88,34 @@ def score_tool(rubric: Rubric, multiple_choice: bool) -> dict[str, Any]:
                                                         "when points are withheld."}},
             "required": ["score", "rationale"],
         }
+    required = list(rubric.keys)
+    if taxonomy is not None:
+        properties[FIRST_WRONG] = {
+            "type": "integer", "minimum": 0,
+            "description": f"The number n of the first wrong step, as marked "
+                           f"{STEP_MARK.format('n')} in the response; 0 when every step is "
+                           "right."}
+        properties[CATEGORY] = {
+            "type": ["string", "null"], "enum": [*taxonomy.keys, None],
+            "description": "The kind of error the first wrong step makes, one of the "
+                           "categories the user message lists; null when first_wrong_step "
+                           "is 0."}
+        required += [FIRST_WRONG, CATEGORY]
     properties["comment"] = {"type": "string", "description": "Optional overall remark."}
     return {"name": SCORE_TOOL,
             "description": f"Record the {rubric.title} score of every criterion of the response.",
             "input_schema": {"type": "object", "properties": properties,
-                             "required": list(rubric.keys)}}
+                             "required": required}}
 
 
-def read_scores(rubric: Rubric, multiple_choice: bool, answer: object) -> Verdict:
-    """The verdict in a ``record_scores`` input, checked against the rubric."""
+def read_scores(rubric: Rubric, multiple_choice: bool, answer: object,
+                asked: StepQuestion | None = None) -> Verdict:
+    """The verdict in a ``record_scores`` input, checked against the rubric (and, when the
+    request ``asked`` for it, the first wrong step against the response's steps)."""
     if not isinstance(answer, dict):
         raise InvalidOutput(f"the answer must be an object with {', '.join(rubric.keys)}")
-    unknown = sorted(set(answer) - set(rubric.keys) - {"comment"})
+    fields = {"comment", FIRST_WRONG, CATEGORY} if asked else {"comment"}
+    unknown = sorted(set(answer) - set(rubric.keys) - fields)
     if unknown:
         raise InvalidOutput(f"{', '.join(unknown)} not in the {rubric.title} rubric "
                             f"({', '.join(rubric.keys)})")
@@ -96,8 +135,27 @@ def read_scores(rubric: Rubric, multiple_choice: bool, answer: object) -> Verdic
         if isinstance(text, str) and text.strip():
             rationale[key] = text.strip()
     comment = answer.get("comment")
+    first_wrong, category = _first_wrong(answer, asked) if asked else (None, None)
     return Verdict(scores, rationale,
-                   comment.strip() if isinstance(comment, str) and comment.strip() else None)
+                   comment.strip() if isinstance(comment, str) and comment.strip() else None,
+                   first_wrong, asked.taxonomy.name if asked and category else None, category)
+
+
+def _first_wrong(answer: dict, asked: StepQuestion) -> tuple[int, str | None]:
+    """The first wrong step and its category: a step the response does not have, or a category
+    the taxonomy does not have, does not fit. No wrong step has no category (one given anyway
+    is dropped); a wrong step may go without one."""
+    step = answer.get(FIRST_WRONG)
+    if isinstance(step, bool) or not isinstance(step, int) or not 0 <= step <= asked.steps:
+        steps = f"from 1 to {asked.steps}" if asked.steps > 1 else \
+            ("1" if asked.steps else "none: the response has no steps")
+        raise InvalidOutput(f"{FIRST_WRONG} must be 0 (no wrong step) or a step of the "
+                            f"response ({steps}), not {step!r}")
+    category = answer.get(CATEGORY)
+    if category is not None and category not in asked.taxonomy.keys:
+        raise InvalidOutput(f"{CATEGORY} must be one of {', '.join(asked.taxonomy.keys)} or "
+                            f"null, not {category!r}")
+    return step, category if step else None
 
 
 def bloom_tool() -> dict[str, Any]:

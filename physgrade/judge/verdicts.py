@@ -6,6 +6,14 @@ and a second run of the same judge (Physics-R1's two runs) is asked under a run 
 own. Problem-solving
 responses that follow the three-part template are sent part by part; the others whole, to be
 read holistically; conceptual questions use their own rubric.
+
+Every verdict also names the first wrong step (0: none) and its category in the project's
+failure taxonomy. The request marks where each step begins (``⟦3⟧``) with its number as
+:mod:`physgrade.steps` gives it, so the judge's step is the one an expert marks; the answer is
+stored as the judge's step mark (:mod:`physgrade.step_marks`) beside its scores. Conceptual
+responses are asked too: their steps are their paragraphs, and the P-REFS taxonomy maps its
+categories to the conceptual criteria as well. Prompts recorded before verdicts asked for the
+step (no :data:`~physgrade.judge.prompts.TAXONOMY` text) build their requests as they did.
 """
 
 from __future__ import annotations
@@ -20,15 +28,17 @@ from physgrade.judge import figures as figs
 from physgrade.judge import runs
 from physgrade.judge.client import Decoding, Outcome, Request
 from physgrade.judge.pricing import Price
-from physgrade.judge.prompts import EXAMPLES, Prompts
+from physgrade.judge.prompts import EXAMPLES, TAXONOMY, Prompts
 from physgrade.judge.runner import Candidate, Job, Plan, make_plan
 from physgrade.judge.scope import Scope
-from physgrade.judge.tools import Verdict, read_scores, score_tool
+from physgrade.judge.tools import STEP_MARK, StepQuestion, Verdict, read_scores, score_tool
 from physgrade.project import Project
 from physgrade.raters import LLM, check_run, ensure_rater, is_kind
 from physgrade.rubric import CONCEPTUAL, FINAL_ANSWER, PREFS, Rubric, rubric_for_kind
 from physgrade.scores import scored, write
-from physgrade.template import from_stored, section_text
+from physgrade.step_marks import write_mark
+from physgrade.steps import ResponseStep, stored_steps
+from physgrade.template import Span, from_stored, section_text
 
 if TYPE_CHECKING:
     import sqlite3
@@ -36,6 +46,8 @@ if TYPE_CHECKING:
 PURPOSE = "verdicts"
 TEMPLATES = ("system.md", "prefs_criteria.md", "problem_parts.md", "problem_holistic.md",
              "conceptual.md", "multiple_choice.md")
+#: The texts that ask for the first wrong step (absent from prompts recorded before).
+STEP_TEXTS = ("first_wrong_step.md", TAXONOMY)
 #: How a response is put to the judge.
 PARTS, HOLISTIC, CONCEPTUAL_MODE = "parts", "holistic", "conceptual"
 #: Output tokens a verdict takes, roughly (a rationale per criterion).
@@ -47,14 +59,16 @@ def prompt_version(prompts: Prompts) -> str:
     """The version of the grading prompts: their texts, a refined prompt's examples, and every
     tool schema they use. A refined prompt's version starts ``refined-``."""
     refined = EXAMPLES in prompts.texts
+    taxonomy = prompts.taxonomy()
     return prompts.version("refined" if refined else "prefs", texts(prompts),
-                           *(score_tool(rubric, choice) for rubric in (PREFS, CONCEPTUAL)
+                           *(score_tool(rubric, choice, taxonomy) for rubric in (PREFS, CONCEPTUAL)
                              for choice in (False, True)))
 
 
 def texts(prompts: Prompts) -> tuple[str, ...]:
     """The names of the texts a grading request is built from (a version stores these)."""
-    return TEMPLATES + ((EXAMPLES,) if EXAMPLES in prompts.texts else ())
+    return TEMPLATES + (STEP_TEXTS if TAXONOMY in prompts.texts else ()) \
+        + ((EXAMPLES,) if EXAMPLES in prompts.texts else ())
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +97,10 @@ class Item:
             return CONCEPTUAL_MODE
         return PARTS if self.compliant and self.sections is not None else HOLISTIC
 
+    def steps(self) -> tuple[ResponseStep, ...]:
+        """The response's steps, as :func:`physgrade.steps.steps_of` reads them."""
+        return stored_steps(self.response, self.sections)
+
     def reference_answer(self) -> str:
         answer = (self.answer or "").strip()
         if self.options and answer in self.options:
@@ -93,8 +111,11 @@ class Item:
 
 
 def request_for(prompts: Prompts, item: Item) -> Request:
-    """The grading request for one response."""
+    """The grading request for one response (its steps marked, when the prompts ask for the
+    first wrong step)."""
     rubric, multiple_choice = item.rubric, bool(item.options)
+    taxonomy = prompts.taxonomy()
+    steps = item.steps() if taxonomy is not None else ()
     values = {"question": item.question,
               "options": prompts.options_block(item.options, rubric.criterion(FINAL_ANSWER).maximum),
               "reference_solution": item.reference_solution or "(none given)",
@@ -103,17 +124,62 @@ def request_for(prompts: Prompts, item: Item) -> Request:
         values["criteria"] = prompts.texts["prefs_criteria.md"]
     if item.mode == PARTS:
         parsed = from_stored(item.response, item.sections or b"")
-        prompt = prompts.fill("problem_parts.md", **values,
-                              formulation=section_text(item.response, parsed.formulation),
-                              solution=section_text(item.response, parsed.solution),
-                              final_answer=section_text(item.response, parsed.final_answer))
+        formulation, solution, final_answer = marked(
+            item.response, (parsed.formulation, parsed.solution, parsed.final_answer), steps)
+        prompt = prompts.fill("problem_parts.md", **values, formulation=formulation,
+                              solution=solution, final_answer=final_answer)
     else:
         name = "conceptual.md" if item.mode == CONCEPTUAL_MODE else "problem_holistic.md"
-        prompt = prompts.fill(name, **values, response=item.response)
+        (response,) = marked(item.response, (Span(0, len(item.response)),), steps)
+        prompt = prompts.fill(name, **values, response=response)
+    if taxonomy is not None:
+        prompt = prompt.rstrip("\n") + "\n\n" + prompts.fill(
+            "first_wrong_step.md",
+            markers=_markers(steps),
+            categories="\n".join(f"- {c.key} ({c.title}): {c.description}"
+                                  for c in taxonomy.categories))
     if EXAMPLES in prompts.texts:
         prompt = f"{prompts.texts[EXAMPLES]}\n\n{prompt}"
-    return Request(prompts.texts["system.md"], prompt, score_tool(rubric, multiple_choice),
-                   figures=item.figures)
+    return Request(prompts.texts["system.md"], prompt,
+                   score_tool(rubric, multiple_choice, taxonomy), figures=item.figures)
+
+
+def _markers(steps: tuple[ResponseStep, ...]) -> str:
+    """The marks a request uses, in short, and how many steps there are."""
+    marks = [STEP_MARK.format(step.number) for step in steps]
+    shown = ", ".join(marks) if len(marks) <= 3 else f"{marks[0]}, {marks[1]}, \u2026 {marks[-1]}"
+    return f"{shown} ({len(marks)} step{'s' if len(marks) != 1 else ''})" if marks \
+        else "none here (the response has no steps)"
+
+
+#: Brackets a response writes itself, shown as plain ones so that none poses as a step mark.
+_PLAIN_BRACKETS = str.maketrans({STEP_MARK[0]: "[", STEP_MARK[-1]: "]"})
+
+
+def marked(text: str, parts: tuple[Span | None, ...],
+           steps: tuple[ResponseStep, ...]) -> tuple[str, ...]:
+    """The text of each part of a response with each step's mark put where the step begins,
+    in the first part the step reaches (a step in no part shown goes unmarked). Without steps
+    the parts are as written."""
+    if not steps:
+        return tuple(section_text(text, part) for part in parts)
+    text = text.translate(_PLAIN_BRACKETS)
+    left = list(steps)
+    shown = []
+    for part in parts:
+        if part is None:
+            shown.append("")
+            continue
+        inside = [step for step in left if max(step.span.start, part.start)
+                  <= min(step.span.end, part.end)]
+        pieces, at = [], part.start
+        for step in inside:
+            left.remove(step)
+            begin = max(step.span.start, part.start)
+            pieces += [text[at:begin], STEP_MARK.format(step.number), " "]
+            at = begin
+        shown.append("".join(pieces) + text[at:part.end])
+    return tuple(shown)
 
 
 def plan(project: Project, model: str, prompts: Prompts, scope: Scope = Scope(),
@@ -153,7 +219,8 @@ def plan(project: Project, model: str, prompts: Prompts, scope: Scope = Scope(),
                             tokens.get(rid, 0)) for rid, _, size, kind in rows]
     overhead = sum(len(prompts.texts[name]) for name in ("system.md", "prefs_criteria.md",
                                                          "problem_parts.md")) \
-        + len(prompts.texts.get(EXAMPLES, "")) + len(json.dumps(score_tool(PREFS, False)))
+        + sum(len(prompts.texts.get(name, "")) for name in (EXAMPLES, *STEP_TEXTS)) \
+        + len(json.dumps(score_tool(PREFS, False, prompts.taxonomy())))
     return make_plan(PURPOSE, model, version, candidates, done, failed,
                      waiting_in_batches(project, PURPOSE, model, version, run), scope.retry_failed,
                      scope.limit, overhead, price, batch, run, decoding)
@@ -222,17 +289,19 @@ def items(project: Project, response_ids: tuple[str, ...]) -> Iterator[Item]:
 
 
 def jobs(project: Project, prompts: Prompts, response_ids: tuple[str, ...]) -> Iterator[Job[Verdict]]:
+    taxonomy = prompts.taxonomy()
     for item in items(project, response_ids):
         rubric, multiple_choice = item.rubric, bool(item.options)
+        asked = StepQuestion(len(item.steps()), taxonomy) if taxonomy is not None else None
         yield Job(item.response_id, request_for(prompts, item),
-                  partial(read_scores, rubric, multiple_choice))
+                  partial(read_scores, rubric, multiple_choice, asked=asked))
 
 
 def store(project: Project, model: str, version: str, response_id: str,
           outcome: Outcome[Verdict], batch_id: str | None = None, run: str = "") -> Changes:
-    """Commit one verdict of run ``run`` (or its failure, with the raw answer); a stored good
-    verdict is kept as it is. Returns what was written (NOTHING when the stored verdict was
-    kept)."""
+    """Commit one verdict of run ``run`` (or its failure, with the raw answer) and the first
+    wrong step it names, as the judge's step mark; a stored good verdict is kept as it is.
+    Returns what was written (NOTHING when the stored verdict was kept)."""
     response = scored(project, response_id)
     extra: dict[str, object] = {"input_tokens": outcome.usage.input_tokens,
                                 "output_tokens": outcome.usage.output_tokens,
@@ -256,4 +325,10 @@ def store(project: Project, model: str, version: str, response_id: str,
                          comment=verdict.comment if verdict else outcome.problem, raw=outcome.raw,
                          status="ok" if verdict else "failed", extra=json.dumps(extra),
                          replace=superseded)
+        if verdict is not None and verdict.first_wrong is not None:
+            changes |= write_mark(project, rater, response_id, verdict.first_wrong,
+                                  verdict.taxonomy, verdict.category)
+        elif superseded:  # the step the replaced verdict named goes with it
+            project.conn.execute("DELETE FROM step_marks WHERE rater_id = ? AND "
+                                 "response_id = ?", (rater, response_id))
     return changes

@@ -33,6 +33,7 @@ from physgrade.report import coarse as prefs_v1
 from physgrade.report import conditions as paired_conditions
 from physgrade.report import corrected, final_answers, folding, judge_cards, plots
 from physgrade.report import reliability as judge_reliability
+from physgrade.report import steps as step_study
 from physgrade.report import variant_groups as variant_study
 from physgrade.report.bloom_labels import bloom_section
 from physgrade.report.common import main_reference, paired, slug
@@ -754,6 +755,8 @@ READ_FROM: dict[Callable[[Project], object], tuple[RecordKind, ...]] = {
     prefs_v1.read_notation: (RecordKind.QUESTIONS,),
     paired_conditions.read_pairings: (RecordKind.SETTINGS, RecordKind.QUESTIONS),
     judge_reliability.read_judges: (RecordKind.RATERS, RecordKind.SCORES),
+    step_study.read_marks: (RecordKind.STEPS, RecordKind.TAXONOMIES, RecordKind.RATERS,
+                            RecordKind.SCORES),
     facets.declared: (RecordKind.SETTINGS,)}
 
 
@@ -810,6 +813,11 @@ def _steps(project: Project, readings: Readings, data: ScoreData, options: Repor
         steps.append(_Step("comparing paired conditions", lambda number, _c, _t:
                            paired_conditions.conditions_section(pairings, data, checks, rater,
                                                                 options, number)))
+    marks = read(step_study.read_marks)
+    if marks.placed:
+        steps.append(_Step("finding where reasoning breaks", lambda number, complete, _t:
+                           step_study.steps_section(marks, data, options, number, complete),
+                           bootstraps=True))
     judges = read(judge_reliability.read_judges)
     steps.append(_Step("comparing judges with judges", lambda number, _c, _t:
                        judge_reliability.reliability_section(judges, data, number)))
