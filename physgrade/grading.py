@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from physgrade import step_marks
 from physgrade.images import CheckedImage, images_of
 from physgrade.levels import Levels, levels_of
 from physgrade.project import Project
 from physgrade.queries import Question, question
 from physgrade.raters import is_grader, is_named_person
 from physgrade.rubric import Rubric, rubric_for_kind
+from physgrade.steps import response_steps
 from physgrade.template import ParsedSolution, from_stored
 
 
@@ -66,6 +68,9 @@ class OtherVerdict:
     scores: dict[str, int | None]
     comment: str | None
     notes: dict[str, str] = field(default_factory=dict)
+    #: Where the rater says the reasoning breaks ("Step 3 · Calculation error", "No error"; ""
+    #: where it says nothing), hidden as the scores are.
+    step: str = ""
 
     def disagreements(self, mine: dict[str, int | None]) -> list[str]:
         """Criteria both scored, with different values."""
@@ -122,9 +127,14 @@ def compare(project: Project, item: GradingItem, grader: str) -> list[OtherVerdi
         (item.response_id, item.rubric.key, grader)).fetchall()
     # Raters by kind, name and prompt version; each one's criteria in rubric order.
     rows.sort(key=lambda row: (row[2], row[1], row[3], order.get(row[4], len(order))))
+    marks = step_marks.response_marks(project, item.response_id)
+    steps = response_steps(item.text, item.sections)
     verdicts: dict[int, OtherVerdict] = {}
     for rater_id, name, kind, version, criterion, value, note, comment in rows:
-        verdict = verdicts.setdefault(rater_id, OtherVerdict(name, kind, version, {}, comment))
+        if rater_id not in verdicts:
+            verdicts[rater_id] = OtherVerdict(name, kind, version, {}, comment, step=(
+                step_marks.describe(project, steps, marks.get(rater_id))))
+        verdict = verdicts[rater_id]
         verdict.scores[criterion] = value
         if note:
             verdict.notes[criterion] = note

@@ -17,7 +17,7 @@ from physgrade.changes import Changes, RecordKind
 from physgrade.project import Project, ProjectError, now_iso
 from physgrade.raters import HUMAN, ensure_rater, is_named_person, rater_label
 from physgrade.rubric import RUBRICS, ScoreError
-from physgrade.steps import steps_of
+from physgrade.steps import ResponseStep, steps_of
 from physgrade.taxonomies import taxonomies
 
 #: The ratings a single step may get: wrong, neutral (neither helps nor hurts), right.
@@ -25,9 +25,10 @@ RATINGS = (-1, 0, 1)
 #: The first wrong step's value when no step is wrong.
 NO_ERROR = 0
 
-_COLUMNS = ("SELECT r.name, r.prompt_version, r.run, r.kind, m.response_id, m.first_wrong, "
-            "m.taxonomy, m.category, m.ratings, m.note, m.updated_at FROM step_marks m "
-            "JOIN raters r ON r.id = m.rater_id")
+_FIELDS = ("r.name, r.prompt_version, r.run, r.kind, m.response_id, m.first_wrong, m.taxonomy, "
+           "m.category, m.ratings, m.note, m.updated_at")
+_FROM = "FROM step_marks m JOIN raters r ON r.id = m.rater_id"
+_COLUMNS = f"SELECT {_FIELDS} {_FROM}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +82,38 @@ def marks_by_rater(project: Project, rater_id: int) -> dict[str, StepMark]:
     """Every mark of the rater ``rater_id`` (one prompt version of a judge), by response."""
     return {row[4]: _mark(row) for row in project.conn.execute(
         f"{_COLUMNS} WHERE m.rater_id = ? ORDER BY m.response_id", (rater_id,))}
+
+
+def response_marks(project: Project, response_id: str) -> dict[int, StepMark]:
+    """Every rater's mark of a response, by rater id (two runs of a judge are two raters)."""
+    return {row[0]: _mark(row[1:]) for row in project.conn.execute(
+        f"SELECT m.rater_id, {_FIELDS} {_FROM} WHERE m.response_id = ?",
+        (response_id,))}
+
+
+def category_title(project: Project, mark: StepMark | None) -> str:
+    """The title of ``mark``'s category as the project words it ("" for none; its key where
+    the taxonomy no longer has it)."""
+    if mark is None or mark.taxonomy is None or mark.category is None:
+        return ""
+    known = taxonomies(project).get(mark.taxonomy)
+    try:
+        return known.category(mark.category).title if known else mark.category
+    except KeyError:
+        return mark.category
+
+
+def describe(project: Project, steps: tuple[ResponseStep, ...], mark: StepMark | None) -> str:
+    """A mark in a few words: "Step 3 · Calculation error", "No error", "" where it says
+    nothing of the first wrong step."""
+    if mark is None or mark.first_wrong is None:
+        return ""
+    if mark.first_wrong == NO_ERROR:
+        return "No error"
+    where = next((step.label for step in steps if step.number == mark.first_wrong),
+                 f"Step {mark.first_wrong}")
+    category = category_title(project, mark)
+    return f"{where} · {category}" if category else where
 
 
 def all_marks(project: Project, response_ids: Iterable[str] | None = None) -> list[StepMark]:

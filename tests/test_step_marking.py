@@ -17,10 +17,20 @@ pytest.importorskip("pytestqt")
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QLabel  # noqa: E402
 
-from conftest import REFERENCE, grading_window, page_json, press, question, response, write_jsonl  # noqa: E402
-from physgrade import scores  # noqa: E402
+from conftest import (  # noqa: E402
+    PREFS_FULL,
+    REFERENCE,
+    grading_window,
+    page_json,
+    press,
+    question,
+    response,
+    write_jsonl,
+)
+from physgrade import scores, step_marks  # noqa: E402
 from physgrade.importer import import_file  # noqa: E402
 from physgrade.project import Project  # noqa: E402
+from physgrade.raters import LLM, ensure_rater  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("app_settings")
 WAIT_MS = 10_000
@@ -187,3 +197,23 @@ def test_paragraphs_of_a_response_outside_the_template_are_its_steps(qtbot,
     qtbot.waitUntil(lambda: window.grading.item.response_id == "r-b", timeout=WAIT_MS)
     with sqlite3.connect(marked) as conn:
         assert conn.execute("SELECT count(*) FROM step_marks").fetchone() == (0,)
+
+
+def test_the_comparison_shows_each_raters_first_wrong_step_once_revealed(qtbot,
+                                                                           marked: Path) -> None:
+    with Project.open(marked) as project, project.transaction():
+        judge, _ = ensure_rater(project, "arbiter", LLM, "v1")
+        scores.write(project, judge, scores.scored(project, "r-a"), PREFS_FULL)
+        step_marks.write_mark(project, judge, "r-a", 3, "p-refs", "units")
+    window = grading_window(qtbot, marked, 1440, 900)
+    page = window.grading
+    assert page.item.response_id == "r-a"
+    press(qtbot, window, Qt.Key.Key_BracketRight, Qt.Key.Key_BracketRight, Qt.Key.Key_W)
+    for digit in "11111212":  # every criterion: the comparison is revealed
+        press(qtbot, window, getattr(Qt.Key, f"Key_{digit}"))
+    with qtbot.waitSignal(page.comparison.rendered, timeout=WAIT_MS):
+        press(qtbot, window, Qt.Key.Key_C)
+    cells = page_json(qtbot, page.comparison.view, "JSON.stringify([...document."
+                      "querySelectorAll('tr.steps td')].map((td) => [td.className, "
+                      "td.textContent]))")
+    assert cells == [["you", "Step 2"], ["differs", "Step 3 · Units or consistency"]]

@@ -12,9 +12,11 @@ from conftest import question, response, write_jsonl
 from physgrade import scores, step_marks, taxonomies
 from physgrade.cli import main
 from physgrade.formats import FormatError
+from physgrade.grading import compare, grading_item
 from physgrade.importer import import_file
 from physgrade.project import Project
-from physgrade.rubric import ScoreError
+from physgrade.raters import LLM, ensure_rater
+from physgrade.rubric import PREFS, ScoreError
 from physgrade.steps import response_steps, steps_of
 from physgrade.template import parse_solution
 
@@ -139,3 +141,22 @@ def test_taxonomies_are_exported_edited_and_refused_whole(project: Project, tmp_
     assert "taxonomies[0].categories[0].criteria" in str(refused.value)
     with Project.open(path) as opened:
         assert taxonomies.document(opened) == stored  # nothing changed
+
+
+def test_the_comparison_reveals_each_raters_first_wrong_step_with_the_scores(marked: Project):
+    judge, _ = ensure_rater(marked, "arbiter", LLM, "v1")
+    with marked.transaction():
+        scores.write(marked, judge, scores.scored(marked, "r-1"),
+                     {key: 1 for key in PREFS.keys} | {"COR": 2, "ANS": 2})
+        step_marks.write_mark(marked, judge, "r-1", 2, "p-refs", "calculation")
+    item = grading_item(marked, "r-1", "ana")
+    assert compare(marked, item, "ana") is None  # blind until ana has scored everything
+    for key in PREFS.keys:
+        scores.set_score(marked, "ana", "r-1", key, 0)
+    [verdict] = compare(marked, grading_item(marked, "r-1", "ana"), "ana")
+    assert verdict.step == "Step 3 · Calculation error"  # the second step, written "Step 3"
+    step_marks.mark_first_wrong(marked, "ana", "r-1", step_marks.NO_ERROR)
+    steps = steps_of(marked, "r-1")
+    assert step_marks.describe(marked, steps, step_marks.my_mark(marked, "ana", "r-1")) \
+        == "No error"
+    assert step_marks.describe(marked, steps, None) == ""

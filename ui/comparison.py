@@ -59,6 +59,9 @@ td.differs .value {{ color: {style.WARN}; }}
 .mine {{ font-size: 11.5px; font-weight: 600; color: {style.WARN}; }}
 table.compare tr.total > * {{ border-top: 2px solid {style.BORDER}; border-bottom: none; }}
 tr.total th {{ font-size: 13px; }}
+tr.steps th {{ font-size: 13px; }}
+.step {{ font-size: 13px; font-weight: 600; line-height: 1.3; }}
+td.differs .step {{ color: {style.WARN}; }}
 .agree {{ color: {style.GOOD}; }}
 .comment {{ border-left: 3px solid {style.ACCENT}; padding: 2px 0 2px 12px; margin: 12px 0; }}
 .comment .meta {{ margin-bottom: 2px; }}
@@ -122,9 +125,10 @@ def _cell(column: Column, key: str, mine: dict[str, int | None]) -> str:
             + (f'<div class="note">{to_html(note)}</div>' if note else "") + "</td>")
 
 
-def comparison_html(item: GradingItem, verdicts: list[OtherVerdict]) -> str:
-    """The grader's column and every other rater's, criterion by criterion, with a total row,
-    then the overall comments."""
+def comparison_html(item: GradingItem, verdicts: list[OtherVerdict], my_step: str = "") -> str:
+    """The grader's column and every other rater's, criterion by criterion, with a total row
+    and, where anyone has said it, the first wrong step (``my_step`` the grader's), then the
+    overall comments."""
     mine = item.values
     columns = [Column("You", ["your grade"], mine,
                       {key: given.note for key, given in item.mine.items() if given.note},
@@ -148,6 +152,13 @@ def comparison_html(item: GradingItem, verdicts: list[OtherVerdict]) -> str:
         totals.append(f'<td class="{"you" if column.mine else "differs" if differs else ""}">'
                       f"{text}{hint}</td>")
     rows.append(f'<tr class="total"><th scope="row">Total</th>{"".join(totals)}</tr>')
+    if my_step or any(v.step for v in verdicts):  # where each rater says the reasoning breaks
+        steps = [my_step, *(v.step for v in verdicts)]
+        cells = [f'<td class="{"you" if n == 0 else "differs" if step and step != my_step else ""}">'
+                 f'<div class="step">{escape(step or "—")}</div></td>'
+                 for n, step in enumerate(steps)]
+        rows.append(f'<tr class="steps"><th scope="row">First wrong step</th>{"".join(cells)}'
+                    "</tr>")
     disagreeing = sum(1 for v in verdicts if v.disagreements(mine))
     summary = (f"{len(verdicts)} other rater{'s' if len(verdicts) != 1 else ''}: "
                + (f"{disagreeing} disagree{'s' if disagreeing == 1 else ''} with you "
@@ -217,8 +228,10 @@ class ComparisonPanel(QWidget):
         """Whether the panel holds the comparison table (not the blind or nobody message)."""
         return self._revealed
 
-    def show_verdicts(self, item: GradingItem, verdicts: list[OtherVerdict] | None) -> None:
-        """Show the comparison of ``item``: None keeps it blind, [] says nobody else scored."""
+    def show_verdicts(self, item: GradingItem, verdicts: list[OtherVerdict] | None,
+                      my_step: str = "") -> None:
+        """Show the comparison of ``item`` (``my_step``: where the grader says its reasoning
+        breaks): None keeps it blind, [] says nobody else scored."""
         if not verdicts:
             self._revealed = False
             self._pending = None
@@ -227,7 +240,7 @@ class ComparisonPanel(QWidget):
             return
         self._revealed = True
         self.message.clear()  # it shows while the browser starts: no stale "blind" line
-        self._pending = comparison_html(item, verdicts)
+        self._pending = comparison_html(item, verdicts, my_step)
         if self.isVisible():
             self._show_pending()
 

@@ -23,9 +23,9 @@ from PySide6.QtWidgets import QFrame, QGraphicsDropShadowEffect, QHBoxLayout, QV
 from physgrade import step_marks
 from physgrade.changes import Changes
 from physgrade.project import Project
-from physgrade.step_marks import NO_ERROR, StepMark
+from physgrade.step_marks import NO_ERROR, StepMark, category_title
 from physgrade.steps import ResponseStep, response_steps
-from physgrade.taxonomies import Taxonomy, taxonomies, taxonomy
+from physgrade.taxonomies import Taxonomy, taxonomy
 from physgrade.template import ParsedSolution
 from physgrade_ui.operations import Write
 from physgrade_ui.reading import RESPONSE_PART, STEP_CLASS
@@ -86,18 +86,6 @@ class StepChange:
     response_id: str
     before: StepMark | None
     what: str  # what changed, for the "Undone" line
-
-
-def category_title(project: Project, mark: StepMark | None) -> str:
-    """The title of ``mark``'s category as the project words it ("" for none; its key where
-    the taxonomy no longer has it)."""
-    if mark is None or mark.taxonomy is None or mark.category is None:
-        return ""
-    known = taxonomies(project).get(mark.taxonomy)
-    try:
-        return known.category(mark.category).title if known else mark.category
-    except KeyError:
-        return mark.category
 
 
 def mark_text(steps: tuple[ResponseStep, ...], mark: StepMark | None, category: str) -> str:
