@@ -17,7 +17,7 @@ from physgrade.changes import Changes, RecordKind
 from physgrade.project import Project, ProjectError, now_iso
 from physgrade.raters import HUMAN, ensure_rater, is_named_person, rater_label
 from physgrade.rubric import RUBRICS, ScoreError
-from physgrade.steps import ResponseStep, steps_of
+from physgrade.steps import ResponseStep, step_label, steps_of
 from physgrade.taxonomies import taxonomies
 
 #: The ratings a single step may get: wrong, neutral (neither helps nor hurts), right.
@@ -110,8 +110,7 @@ def describe(project: Project, steps: tuple[ResponseStep, ...], mark: StepMark |
         return ""
     if mark.first_wrong == NO_ERROR:
         return "No error"
-    where = next((step.label for step in steps if step.number == mark.first_wrong),
-                 f"Step {mark.first_wrong}")
+    where = step_label(steps, mark.first_wrong)
     category = category_title(project, mark)
     return f"{where} · {category}" if category else where
 

@@ -49,6 +49,11 @@ def response_steps(text: str, sections: ParsedSolution | None) -> tuple[Response
                  for n, span in enumerate(found, 1))
 
 
+def step_label(steps: tuple[ResponseStep, ...], number: int) -> str:
+    """How the reading names step ``number`` of ``steps`` ("Step 3", "Paragraph 2")."""
+    return next((step.label for step in steps if step.number == number), f"Step {number}")
+
+
 def stored_steps(text: str, stored: bytes | None) -> tuple[ResponseStep, ...]:
     """The steps of a response as the project stores it: its text and its template labels
     (``responses.sections``; None where not parsed)."""

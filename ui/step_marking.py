@@ -24,7 +24,7 @@ from physgrade import step_marks
 from physgrade.changes import Changes
 from physgrade.project import Project
 from physgrade.step_marks import NO_ERROR, StepMark, category_title
-from physgrade.steps import ResponseStep, response_steps
+from physgrade.steps import ResponseStep, response_steps, step_label
 from physgrade.taxonomies import Taxonomy, taxonomy
 from physgrade.template import ParsedSolution
 from physgrade_ui.operations import Write
@@ -95,9 +95,8 @@ def mark_text(steps: tuple[ResponseStep, ...], mark: StepMark | None, category: 
         return "Not marked: W first wrong step, O no error"
     if mark.first_wrong == NO_ERROR:
         return "No error: every step right"
-    where = next((step.label for step in steps if step.number == mark.first_wrong),
-                 f"step {mark.first_wrong}")
-    return f"First wrong: {where} · {category or 'no category yet (G)'}"
+    return (f"First wrong: {step_label(steps, mark.first_wrong)} · "
+            f"{category or 'no category yet (G)'}")
 
 
 class StepSummary(QFrame):
