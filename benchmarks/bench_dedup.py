@@ -75,6 +75,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
+from corpus import peak_rss  # noqa: E402
 from dedup_texts import audit_sets, problems  # noqa: E402
 from physgrade.dedup import audit, engine, lexical, models, pairs, run  # noqa: E402
 from physgrade.dedup.texts import TextSet  # noqa: E402
@@ -346,21 +347,6 @@ def measure_int8(texts: list[str], ours: Timing) -> None:
 
 # -- 4. the audit at scale (in child processes) ---------------------------------------------
 
-def _peak_rss() -> int:
-    """This process's peak resident set size in bytes.
-
-    VmHWM, of the process's own memory map: ``ru_maxrss`` would not do in a spawned child,
-    since Linux carries it over the exec from the forked copy of the parent (which has
-    PyTorch loaded by then)."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-
-
 def _cpu() -> float:
     """CPU seconds of this process so far (all threads, user and system)."""
     usage = resource.getrusage(resource.RUSAGE_SELF)
@@ -373,7 +359,7 @@ def child_embed(texts: list[str]) -> dict[str, Any]:
     cpu, started = _cpu(), time.perf_counter()
     embedder.encode(texts)
     return {"seconds": time.perf_counter() - started, "cpu": _cpu() - cpu,
-            "tokens": embedder.tokens_seen, "peak_rss": _peak_rss()}
+            "tokens": embedder.tokens_seen, "peak_rss": peak_rss()}
 
 
 def child_audit(project_path: str, source: str, ids_b: list[str], texts_b: list[str],
@@ -384,7 +370,7 @@ def child_audit(project_path: str, source: str, ids_b: list[str], texts_b: list[
 
     project = Project.open(project_path)
     embedder = engine.Embedder(models.resolve())
-    before = _peak_rss()
+    before = peak_rss()
     parts: Counter[str] = Counter()
 
     def timed(name: str, function: Any) -> Any:
@@ -410,7 +396,7 @@ def child_audit(project_path: str, source: str, ids_b: list[str], texts_b: list[
     return {"seconds": seconds, "cpu": cpu, "parts": dict(parts), "pairs": len(found),
             "stages": {"+".join(map(str, k)): v for k, v in stages.items()},
             "planted_found": dict(recovered), "planted": dict(Counter(k for _, _, k in planted)),
-            "summary": result.result.summary.text(), "peak_rss": _peak_rss(),
+            "summary": result.result.summary.text(), "peak_rss": peak_rss(),
             "rss_before": before, "tokens": embedder.tokens_seen}
 
 

@@ -23,7 +23,6 @@ import io
 import json
 import os
 import random
-import resource
 import shutil
 import sqlite3
 import statistics
@@ -40,7 +39,7 @@ from typing import Iterator
 from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).parent))
-from corpus import write_corpus  # noqa: E402
+from corpus import peak_rss, rss, write_corpus  # noqa: E402
 from physgrade.project import migrations  # noqa: E402
 
 MIB = 1024 * 1024
@@ -96,33 +95,17 @@ def write_questions(folder: Path, questions: int, figure_kb: int, seed: int = 36
     return Corpus(plain, figured, questions, total)
 
 
-def _rss() -> int:
-    """This process's resident set size now, in bytes (Linux; 0 elsewhere)."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
-
-
-def _peak_rss() -> int:
-    """This process's peak resident set size in bytes (``ru_maxrss`` is KiB on Linux)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-
-
 def child_import(questions: Path, project_path: Path) -> Imported:
     """In a fresh process: a new project, then the import of ``questions`` into it, timed."""
     from physgrade.importer import import_file
     from physgrade.project import Project
 
     with Project.create(project_path) as project:
-        before = _rss()
+        before = rss()
         started = time.perf_counter()
         import_file(project, questions, "questions")
         seconds = time.perf_counter() - started
-        peak = _peak_rss()
+        peak = peak_rss()
     return Imported(project_path, seconds, peak, before, project_path.stat().st_size)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import random
+import resource
 from pathlib import Path
 
 TOPICS = ("Introduction", "Mechanics", "Electricity & Magnetism", "Thermodynamics",
@@ -82,3 +83,27 @@ def write_corpus(folder: Path, n_questions: int = 6000, n_responses: int = 58000
                       "model": MODELS[j % len(MODELS)], "response": text}
             out.write(json.dumps(record) + "\n")
     return questions, responses
+
+
+def _status(field: str) -> int | None:
+    """A field of this process's /proc status, in bytes (None off Linux)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith(f"{field}:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def rss() -> int:
+    """This process's resident set size now, in bytes (Linux; 0 elsewhere)."""
+    return _status("VmRSS") or 0
+
+
+def peak_rss() -> int:
+    """This process's peak resident set size in bytes.
+
+    VmHWM, of the process's own memory map: ``ru_maxrss`` would not do in a spawned child,
+    since Linux carries it over the exec from the forked copy of the parent."""
+    return _status("VmHWM") or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024

@@ -7,7 +7,7 @@
 -- small index and the bytes sit in overflow pages read only when asked for. Foreign keys are
 -- off during migrations, so the table can be rebuilt under its own name.
 CREATE TABLE images_new (
-    sha256     TEXT PRIMARY KEY,
+    sha256     TEXT NOT NULL PRIMARY KEY,
     media_type TEXT NOT NULL CHECK (media_type IN ('image/png', 'image/jpeg', 'image/gif',
                                                    'image/webp')),
     width      INTEGER NOT NULL CHECK (width > 0),

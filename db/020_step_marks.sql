@@ -35,7 +35,8 @@ CREATE TABLE step_mark_history (
     old         TEXT,
     new         TEXT,
     changed_by  TEXT NOT NULL,
-    changed_at  TEXT NOT NULL
+    changed_at  TEXT NOT NULL,
+    source      TEXT                     -- as score_history's: NULL by hand, else the import
 );
 CREATE INDEX step_mark_history_item ON step_mark_history (response_id, rater_id);
 

@@ -26,7 +26,6 @@ from typing import IO, TYPE_CHECKING, Any, Callable, Iterator, Sequence
 from physgrade import __version__, formats, levels
 from physgrade.demo import DEMO_TABLES, build_demo, default_demo_path, record_counts
 from physgrade.exporter import export_kind
-from physgrade.facets import parse_filter
 from physgrade.failures import explain
 from physgrade.formats import FormatError, ImportErrors
 from physgrade.importer import import_file
@@ -36,7 +35,6 @@ from physgrade.queries import COUNTED, project_info
 from physgrade.raters import HUMAN, LLM, rater_label
 from physgrade.report.options import MIN_GRADES
 from physgrade.rubric import ScoreError, value_text
-from physgrade.step_formats import STEP_FORMATS, export_steps, import_steps
 from physgrade.tasks import Cancelled, Task
 from physgrade.wording import count
 
@@ -323,7 +321,7 @@ def cmd_export(args: argparse.Namespace) -> None:
 
 @command("import-steps", "import a ProcessBench, PRM800K or TRL stepwise file as one rater's "
                          "step marks of the project's responses (all or nothing)",
-         DB, arg("file"), arg("--format", required=True, choices=STEP_FORMATS),
+         DB, arg("file"), arg("--format", required=True, choices=formats.STEP_FORMATS),
          arg("--rater", required=True, metavar="NAME", help="whose marks they become"),
          arg("--rater-kind", choices=[HUMAN, LLM], default=HUMAN,
              help="a person (default) or a language model"),
@@ -331,6 +329,8 @@ def cmd_export(args: argparse.Namespace) -> None:
              help="rename a field of the file to the format's (repeatable), e.g. "
                   "--map uid=response_id"))
 def cmd_import_steps(args: argparse.Namespace) -> None:
+    from physgrade.step_formats import import_steps
+
     mapping = formats.parse_mapping(args.map or [])
     with Project.open(args.db) as project, progress_task() as task:
         result = import_steps(project, args.file, args.format, args.rater, args.rater_kind,
@@ -340,11 +340,13 @@ def cmd_import_steps(args: argparse.Namespace) -> None:
 
 @command("export-steps", "export one rater's step marks as ProcessBench, PRM800K or TRL "
                          "stepwise JSON Lines",
-         DB, arg("--format", required=True, choices=STEP_FORMATS),
+         DB, arg("--format", required=True, choices=formats.STEP_FORMATS),
          arg("--rater", required=True, metavar="NAME",
              help="whose marks: a name, or a judge as 'NAME [VERSION]'"),
          arg("--out", required=True, help="output file (.jsonl)"))
 def cmd_export_steps(args: argparse.Namespace) -> None:
+    from physgrade.step_formats import export_steps
+
     with Project.open(args.db) as project, progress_task() as task:
         written = export_steps(project, args.out, args.format, args.rater, task)
     print(f"wrote {written} {args.format} records to {args.out}")
@@ -491,6 +493,7 @@ def cmd_agreement(args: argparse.Namespace) -> None:
          BOOTSTRAP)
 def cmd_report(args: argparse.Namespace) -> None:
     # Imported here: pandas, scipy and matplotlib are for reports, not for every command.
+    from physgrade.facets import parse_filter
     from physgrade.report.build import build_report
     from physgrade.report.options import ReportOptions
     from physgrade.report.writers import check_formats, write_report
@@ -526,6 +529,7 @@ def cmd_bloom_report(args: argparse.Namespace) -> None:
     from datetime import datetime, timezone
 
     from physgrade.annotation.figures import read_labels, sources
+    from physgrade.facets import parse_filter
     from physgrade.report.bloom_labels import bloom_section
     from physgrade.report.model import Report
     from physgrade.report.writers import check_formats, write_report
@@ -742,6 +746,8 @@ def _print_comparison(comparison: Comparison) -> None:
 
 def _judge_run(args: argparse.Namespace, purpose: str, noun: str) -> None:
     """What ``judge`` and ``bloom-suggest`` share: plan, then dry run, batch or direct run."""
+    from physgrade.facets import parse_filter
+
     # Imported here: the anthropic client is for judge runs only.
     from physgrade.judge.client import connect
     from physgrade.judge.pricing import price_for
@@ -1343,6 +1349,7 @@ def cmd_review_sample(args: argparse.Namespace) -> None:
                   "responses no one has graded)"),
          arg("--dry-run", action="store_true", help="show the plan; write nothing"))
 def cmd_assign(args: argparse.Namespace) -> None:
+    from physgrade.facets import parse_filter
     from physgrade.team import assign
 
     graders = [name.strip() for name in args.graders.split(",") if name.strip()]

@@ -55,6 +55,10 @@ NESTED = {"options", "scores", "rationale", "criteria", "notes", "images", "refe
 LINE_FIELD = "@line"
 CRITERION_KEYS = tuple(dict.fromkeys(PREFS.keys + CONCEPTUAL.keys))
 
+#: The process-supervision formats a project's step marks go in and out as
+#: (:mod:`physgrade.step_formats`).
+STEP_FORMATS = ("processbench", "prm800k", "trl")
+
 
 class FormatError(ValueError):
     """Bad input, located: ``source`` file, ``line`` (None for the whole file) and ``field``."""

@@ -29,10 +29,16 @@ def attributed(project: Project, source: str) -> Iterator[None]:
     so no one else's rows come between) say they came from ``source``. A block that wrote none
     (an import of questions, say) touches nothing."""
     conn = project.conn
-    last = conn.execute("SELECT coalesce(max(id), 0) FROM score_history").fetchone()[0]
+    # A grade's scores and its step mark (a file of an older schema has no marks yet).
+    tables = [name for (name,) in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name IN "
+        "('score_history', 'step_mark_history') ORDER BY name")]
+    last = {table: conn.execute(f"SELECT coalesce(max(id), 0) FROM {table}").fetchone()[0]
+            for table in tables}
     yield
-    if conn.execute("SELECT max(id) > ? FROM score_history", (last,)).fetchone()[0]:
-        conn.execute("UPDATE score_history SET source = ? WHERE id > ?", (source, last))
+    for table in tables:
+        if conn.execute(f"SELECT max(id) > ? FROM {table}", (last[table],)).fetchone()[0]:
+            conn.execute(f"UPDATE {table} SET source = ? WHERE id > ?", (source, last[table]))
 
 
 def imported_from(file_name: str, import_id: int) -> str:

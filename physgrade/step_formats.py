@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterator, Mapping, TextIO
 
 from physgrade import formats, step_marks
 from physgrade.files import write_whole
-from physgrade.formats import FormatError, ImportErrors, Record
+from physgrade.formats import STEP_FORMATS, FormatError, ImportErrors, Record
 from physgrade.importer import MAX_ERRORS
 from physgrade.project import Project, ProjectError
 from physgrade.raters import HUMAN, ensure_rater, rater_label
@@ -28,7 +28,6 @@ from physgrade.steps import ResponseStep, steps_of
 from physgrade.tasks import Task
 
 #: The process-supervision formats, by the name the command line takes.
-STEP_FORMATS = ("processbench", "prm800k", "trl")
 #: PRM800K's ``finish_reason`` values physgrade reads and writes: the labeller reached a right
 #: final step, or stopped at the first wrong one.
 SOLUTION, FOUND_ERROR = "solution", "found_error"

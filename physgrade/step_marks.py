@@ -261,7 +261,7 @@ class Inconsistency:
     value: int
 
 
-def inconsistencies(project: Project, rater: str | None = None) -> list[Inconsistency]:
+def inconsistencies(project: Project) -> list[Inconsistency]:
     """Marks whose category belongs to a rubric criterion the same rater scored at its maximum
     on the same response (listed for a second look, not forbidden)."""
     known = taxonomies(project)
@@ -271,11 +271,10 @@ def inconsistencies(project: Project, rater: str | None = None) -> list[Inconsis
              "m.taxonomy, m.category, s.rubric, s.criterion, s.value FROM step_marks m "
              "JOIN raters r ON r.id = m.rater_id "
              "JOIN scores s ON s.rater_id = m.rater_id AND s.response_id = m.response_id "
-             "WHERE m.category IS NOT NULL" + (" AND r.name = ?" if rater else "") +
-             " ORDER BY m.response_id, r.name, s.criterion")
+             "WHERE m.category IS NOT NULL ORDER BY m.response_id, r.name, s.criterion")
     found = []
     for name, version, run, response_id, first_wrong, tax, category, rubric, criterion, value \
-            in project.conn.execute(query, (rater,) if rater else ()):
+            in project.conn.execute(query):
         belongs = tax in known and category in known[tax].keys \
             and criterion in known[tax].category(category).criteria
         if belongs and value is not None and value == maxima.get((rubric, criterion)):

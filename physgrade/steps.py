@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from physgrade.project import Project, ProjectError
 from physgrade.template import ParsedSolution, Span, from_stored, section_text
 
-_BLANK_LINES = re.compile(r"\n[ \t]*\n")
+_BLANK_LINES = re.compile(r"\r?\n[ \t\r]*\n")
 
 
 @dataclass(frozen=True, slots=True)

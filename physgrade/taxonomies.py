@@ -237,6 +237,7 @@ def _category(item: object, where: str, refuse: Any) -> Category:
     if not isinstance(description, str):
         raise refuse(f"{where}.description", "must be a text")
     criteria = item.get("criteria", [])
-    if not isinstance(criteria, list) or any(c not in _CRITERIA for c in criteria):
+    if not isinstance(criteria, list) or not all(isinstance(c, str) and c in _CRITERIA
+                                                  for c in criteria):
         raise refuse(f"{where}.criteria", f"a list of rubric criteria ({', '.join(sorted(_CRITERIA))})")
     return Category(key, title.strip(), description.strip(), tuple(criteria))

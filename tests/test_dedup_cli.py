@@ -50,7 +50,7 @@ def check_shape(found: dict) -> None:
         assert isinstance(pair["a"], str) and isinstance(pair["b"], str)
         assert type(pair["jaccard"]) is float and 0 <= pair["jaccard"] <= 1
         assert type(pair["cosine"]) is float and -1 <= pair["cosine"] <= 1.0001
-        assert pair["stages"] and set(pair["stages"]) <= {1, 2, 4}
+        assert pair["stages"] in ([1], [2], [1, 2])  # the set has no figures: no stage 4
         assert pair["figure_distance"] is None or type(pair["figure_distance"]) is int
         assert type(pair["same_image"]) is bool
         assert pair["label"] is None or pair["label"] in ("close_duplicate", "same_topic")

@@ -232,18 +232,12 @@ def test_the_duplicates_page_shows_the_figure_stage(audited, tmp_path, qtbot):
     from PySide6.QtCore import QUrl
     from PySide6.QtGui import QTextDocument
 
-    from conftest import shot
-    from physgrade_ui import duplicates, grader
-    from physgrade_ui.main_window import MainWindow
+    from conftest import grading_window, shot
+    from physgrade_ui import duplicates
 
     path = tmp_path / "page.physgrade"
     shutil.copy(audited, path)
-    grader.remember("expert-1")
-    window = MainWindow(path)
-    qtbot.addWidget(window)
-    window.resize(1280, 800)
-    window.show()
-    qtbot.waitExposed(window)
+    window = grading_window(qtbot, path, 1280, 800)
     window.duplicates_action.trigger()
     page = window.duplicates
     page.stage.setCurrentIndex(page.stage.findData(FIGURE_STAGE))

@@ -166,6 +166,8 @@ def test_verdicts_and_grades_export_and_import_their_step(stepped, fake, tmp_pat
     grade = {"response_id": "r-1", "grader": "expert-1", "scores": PREFS_FULL | {"CAL": 0},
              FIRST_WRONG: 2, CATEGORY: "calc_error", "error_taxonomy": "physics-r1"}
     import_file(stepped, write_jsonl(tmp_path / "g.jsonl", [grade]), "grades")
+    [(source,)] = stepped.conn.execute("SELECT source FROM step_mark_history").fetchall()
+    assert source.startswith("imported from g.jsonl")  # not given by hand
     out = tmp_path / "out"
     out.mkdir()
     for kind in ("questions", "responses", "verdicts", "grades"):

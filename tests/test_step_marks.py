@@ -108,7 +108,7 @@ def test_a_category_against_a_full_stage_score_is_listed(marked: Project):
     step_marks.set_category(marked, "ana", "r-1", "p-refs", "wrong_model")  # MOD = 0 agrees
     assert step_marks.inconsistencies(marked) == []
     step_marks.set_category(marked, "ana", "r-1", "physics-r1", "calc_error")  # no stages
-    assert step_marks.inconsistencies(marked, "ana") == []
+    assert step_marks.inconsistencies(marked) == []
 
 
 def test_taxonomies_are_exported_edited_and_refused_whole(project: Project, tmp_path, capsys):

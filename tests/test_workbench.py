@@ -286,7 +286,7 @@ def test_a_grader_with_an_assignment_starts_on_it_and_sees_new_ones(qtbot, demo:
 
 
 def test_changes_made_elsewhere_refresh_the_queue_and_keep_the_graders_place(
-        qtbot, graded_by_expert: MainWindow, tmp_path: Path) -> None:
+        qtbot, graded_by_expert: MainWindow, tmp_path: Path, monkeypatch) -> None:
     window = graded_by_expert
     page = window.grading
     model = page.queue.model
@@ -299,7 +299,7 @@ def test_changes_made_elsewhere_refresh_the_queue_and_keep_the_graders_place(
     # What the page hands its reading from now on (the layouts asked for before, the filter's
     # and the selection's, may still be under way on a busy machine: they do not count).
     laid_out: list[str] = []
-    page.reader.show_html = laid_out.append
+    monkeypatch.setattr(page.reader, "show_html", laid_out.append)
 
     # A score of another response, written elsewhere: its row counts it, nothing else moves.
     other = next(model.item(row).response_id for row in range(model.rowCount())
@@ -311,7 +311,7 @@ def test_changes_made_elsewhere_refresh_the_queue_and_keep_the_graders_place(
     assert page.panel.current_criterion.key == "CON"
     qtbot.wait(300)  # a layout deferred to the event loop would be asked for by now
     assert laid_out == []  # the reading was not laid out again
-    del page.reader.show_html  # the view's own again
+    monkeypatch.undo()  # the view's own again
 
     # New responses: the queue is read again, with the filter and the response on show kept.
     added = write_jsonl(tmp_path / "more.jsonl", [{"id": "r-new", "question_id": "q-0002",

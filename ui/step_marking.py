@@ -22,7 +22,7 @@ from PySide6.QtWidgets import QFrame, QGraphicsDropShadowEffect, QHBoxLayout, QV
 
 from physgrade import step_marks
 from physgrade.changes import Changes
-from physgrade.project import Project
+from physgrade.project import Project, ProjectError
 from physgrade.step_marks import NO_ERROR, StepMark, category_title
 from physgrade.steps import ResponseStep, response_steps, step_label
 from physgrade.taxonomies import Taxonomy, taxonomy
@@ -339,6 +339,7 @@ class StepMarking:
         self.response_id: str | None = None
         self.steps: tuple[ResponseStep, ...] = ()
         self.mark: StepMark | None = None
+        self.category = ""  # the title of the mark's category, as the project words it
         self.current = 0  # the outlined step's number; 0 until [ or ] is pressed
         reader.rendered.connect(partial(self._draw, False))
         self.summary.show_nothing()
@@ -369,10 +370,14 @@ class StepMarking:
         self.picker.close_picker()
         self.project = self.grader = self.response_id = None
         self.steps, self.mark, self.current = (), None, 0
+        self.category = ""
         self.summary.show_nothing()
 
     def reread(self, responses: frozenset[str] | None) -> None:
-        """Marks (or the taxonomies' words) changed for ``responses`` (None: any)."""
+        """Marks (or, with ``responses`` None, the taxonomies' words) changed for
+        ``responses``; an open picker offers what no longer is, so it closes."""
+        if responses is None:
+            self.picker.close_picker()
         if self.response_id is not None and (responses is None or self.response_id in responses):
             self._read()
             self._draw(False)
@@ -380,12 +385,11 @@ class StepMarking:
     def _read(self) -> None:
         assert self.project is not None and self.grader is not None and self.response_id
         self.mark = step_marks.my_mark(self.project, self.grader, self.response_id)
+        self.category = category_title(self.project, self.mark)  # read once per change
         self._show()
 
     def _show(self) -> None:
-        assert self.project is not None
-        self.summary.show_mark(self.steps, self.current, self.mark,
-                               category_title(self.project, self.mark))
+        self.summary.show_mark(self.steps, self.current, self.mark, self.category)
 
     def _draw(self, reveal: bool) -> None:
         """The mark on the reading's steps (again after every new reading)."""
@@ -394,7 +398,7 @@ class StepMarking:
         mark = self.mark
         state = {"current": self.current, "reveal": reveal,
                  "first_wrong": mark.first_wrong if mark else None,
-                 "category": category_title(self.project, mark),
+                 "category": self.category,
                  "ratings": {str(step): value for step, value in (mark.ratings if mark
                                                                   else {}).items()},
                  "rating_text": {str(value): text for value, text in RATING_TEXT.items()}}
@@ -419,7 +423,7 @@ class StepMarking:
         """W: the outlined step is the first wrong one; on the one marked, the mark goes."""
         if not self._ready() or not self._outlined():
             return
-        step = self._label(self.current)
+        step = step_label(self.steps, self.current)
         if self.mark is not None and self.mark.first_wrong == self.current:
             self._write(step_marks.clear_first_wrong, {}, "first wrong step",
                         f"{step} is no longer marked as the first wrong step.")
@@ -447,8 +451,13 @@ class StepMarking:
                       "category.")
             return
         assert self.project is not None
-        self.picker.open(taxonomy(self.project, self.mark.taxonomy),
-                         self._label(self.mark.first_wrong), self.mark.category, self._low())
+        try:
+            offered = taxonomy(self.project, self.mark.taxonomy)
+        except ProjectError as error:  # the mark's taxonomy is no longer the project's
+            self._say(str(error))
+            return
+        self.picker.open(offered, step_label(self.steps, self.mark.first_wrong),
+                         self.mark.category, self._low())
 
     def _category_chosen(self, key: str | None) -> None:
         if self.project is None or self.mark is None or not self.mark.first_wrong:
@@ -456,8 +465,12 @@ class StepMarking:
         if key == self.mark.category:
             self._say("That category is the one given already.")
             return
-        chosen_from = taxonomy(self.project, self.mark.taxonomy)
-        title = chosen_from.category(key).title if key else ""
+        try:
+            chosen_from = taxonomy(self.project, self.mark.taxonomy)
+            title = chosen_from.category(key).title if key else ""
+        except (ProjectError, KeyError) as error:  # reworded since the picker opened
+            self._say(f"That category is no longer offered ({error}); press G again.")
+            return
         self._write(step_marks.set_category, {"taxonomy": chosen_from.name, "category": key},
                     "category", f"Category: {title}." if key else "Category taken back.")
 
@@ -465,7 +478,7 @@ class StepMarking:
         """+ - =: rate the outlined step and outline the next; the same rating again unrates."""
         if not self._ready() or not self._outlined():
             return
-        step = self._label(self.current)
+        step = step_label(self.steps, self.current)
         if self.mark is not None and self.mark.ratings.get(self.current) == rating:
             self._write(step_marks.rate_step, {"step": self.current, "rating": None}, "rating",
                         f"Rating of {step} taken back.")
@@ -490,10 +503,6 @@ class StepMarking:
         if not self.current:
             self._say("Go to a step first: ] the next, [ the previous.")
         return bool(self.current)
-
-    def _label(self, number: int) -> str:
-        return next((step.label for step in self.steps if step.number == number),
-                    f"step {number}")
 
     def _write(self, write: Callable[..., Changes], values: dict[str, object], what: str,
                message: str) -> bool:

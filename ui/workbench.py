@@ -41,7 +41,6 @@ from physgrade.queue import (
     load_queue,
     save_position,
 )
-from physgrade.steps import response_steps
 from physgrade_ui import figure_keys, preferences, reading
 from physgrade_ui.answer_hint import AnswerHints
 from physgrade_ui.comparison import ComparisonPanel
@@ -374,10 +373,7 @@ class GradingPage(QSplitter):
         verdicts = compare(self.project, self.item, self.grader)
         self.bar.show_comparison(self.item.complete, verdicts, self.item.values)
         if self.reading.currentWidget() is self.comparison:
-            mine = step_marks.describe(self.project, response_steps(self.item.text,
-                                                                    self.item.sections),
-                                       step_marks.my_mark(self.project, self.grader,
-                                                          self.item.response_id))
+            mine = step_marks.describe(self.project, self.marking.steps, self.marking.mark)
             self.comparison.show_verdicts(self.item, verdicts, mine)
 
     def _show_pace(self) -> None:
@@ -429,9 +425,8 @@ class GradingPage(QSplitter):
         if changes.touches(RecordKind.STEPS, RecordKind.TAXONOMIES):
             self.marking.reread(None if changes.touches(RecordKind.TAXONOMIES)
                                 else changes.responses)
-            if self.item is not None and (changes.responses is None
-                                          or self.item.response_id in changes.responses):
-                self._show_comparison()  # the raters' first wrong steps, once revealed
+            if self.reading.currentWidget() is self.comparison:
+                self._show_comparison()  # the raters' first wrong steps, shown
 
     def stop(self) -> None:
         """The window is closing: end the answer checks and close their checker."""

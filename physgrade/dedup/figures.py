@@ -174,8 +174,8 @@ class Match:
 
 
 def close_pairs(a: FigureSet, b: FigureSet | None, bits: int) -> dict[tuple[int, int], Match]:
-    """Question pairs ``(i, j)`` with figures at most ``bits`` apart or one image in common;
-    with ``b`` None, the pairs ``i < j`` within ``a``."""
+    """Question pairs ``(i, j)`` with figures at most ``bits`` apart (one image in common is 0
+    apart, so always a pair); with ``b`` None, the pairs ``i < j`` within ``a``."""
     others = a if b is None else b
     found: dict[tuple[int, int], Match] = {}
     if not len(a) or not len(others):
@@ -192,15 +192,6 @@ def close_pairs(a: FigureSet, b: FigureSet | None, bits: int) -> dict[tuple[int,
                     continue
                 i, j = min(i, j), max(i, j)
             _keep(found, (i, j), Match(int(apart[row, col]), a.sha256[x] == others.sha256[y]))
-    # The exact hash: one image in common is a pair whatever the threshold (its distance is 0).
-    shown: dict[str, list[int]] = defaultdict(list)
-    for owner, sha in zip(others.owners, others.sha256):
-        shown[sha].append(owner)
-    for i, sha in zip(a.owners, a.sha256):
-        for j in shown.get(sha, ()):
-            if b is None and i == j:
-                continue
-            _keep(found, (min(i, j), max(i, j)) if b is None else (i, j), Match(0, True))
     return found
 
 
@@ -219,4 +210,4 @@ def match(a: FigureSet, b: FigureSet, rows_a: list[int], rows_b: list[int]) -> M
         return None
     apart = np.bitwise_count(a.hashes[rows_a][:, None, :] ^ b.hashes[rows_b][None, :, :]).sum(2)
     same = any(a.sha256[x] == b.sha256[y] for x in rows_a for y in rows_b)
-    return Match(0 if same else int(apart.min()), same)
+    return Match(int(apart.min()), same)  # one image in common is 0 apart

@@ -70,6 +70,7 @@ def load_set(path: str | Path, mapping: Mapping[str, str] | None = None) -> Text
             conn.close()
     ids, texts = [], []
     figures: list[tuple[int, str, bytes]] = []
+    hashed: dict[str, tuple[str, bytes]] = {}  # by path or data: URI
     seen: dict[str, int] = {}
     for record in formats.read_file(path, mapping).records:
         qid = formats.id_field(record, "id")
@@ -79,8 +80,10 @@ def load_set(path: str | Path, mapping: Mapping[str, str] | None = None) -> Text
         ids.append(qid)
         texts.append(question_text(formats.text_field(record, "question", required=True),
                                    formats.options_field(record)))
-        figures += [(len(ids) - 1, *record_figure(record, index, reference, path.parent))
-                    for index, reference in enumerate(formats.image_list(record, "images"))]
+        for index, reference in enumerate(formats.image_list(record, "images")):
+            if reference not in hashed:  # a figure several records show is read once
+                hashed[reference] = record_figure(record, index, reference, path.parent)
+            figures.append((len(ids) - 1, *hashed[reference]))
     return TextSet(source, ids, texts, FigureSet.of(figures))
 
 

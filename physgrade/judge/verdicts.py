@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Callable, Iterator
 
-from physgrade.changes import NOTHING, Changes
+from physgrade.changes import NOTHING, Changes, RecordKind
 from physgrade.judge import figures as figs
 from physgrade.judge import runs
 from physgrade.judge.client import Decoding, Outcome, Request
@@ -331,4 +331,5 @@ def store(project: Project, model: str, version: str, response_id: str,
         elif superseded:  # the step the replaced verdict named goes with it
             project.conn.execute("DELETE FROM step_marks WHERE rater_id = ? AND "
                                  "response_id = ?", (rater, response_id))
+            changes |= response.changes(RecordKind.STEPS)
     return changes
